@@ -1,0 +1,116 @@
+# f2fs-fuse: a userspace f2fs driver on libfuse3.
+#
+#   make            build build/f2fs-fuse
+#   make demo       install packages, build, make a demo image and mount it at ./mnt
+#   make test       install packages, build, run unit and integration tests
+#   make asan       the whole suite under AddressSanitizer + UBSan
+#   make fuzz       libFuzzer target over the image parser (clang)
+#   make bench      benchmarks (results go to docs/benchmarks.md)
+#   make install    PREFIX=/usr/local
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+BUILD      ?= build
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+PYTHON     ?= /usr/bin/python3
+
+FUSE_CFLAGS  := $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
+FUSE_LIBS    := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
+CRYPTO_CFLAGS:= $(shell $(PKG_CONFIG) --cflags libcrypto 2>/dev/null)
+CRYPTO_LIBS  := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null)
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
+            -Wmissing-prototypes -Wformat=2
+OPT      ?= -O2 -g
+CFLAGS   ?=
+CFLAGS   += -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(OPT) $(WARN) -pthread \
+            -DF2FS_FUSE_VERSION='"$(VERSION)"'
+LDFLAGS  += -pthread
+SAN      ?=
+CFLAGS   += $(SAN)
+LDFLAGS  += $(SAN)
+
+CORE_SRC   := $(sort $(wildcard core/*.c))
+CRYPTO_SRC := $(sort $(wildcard crypto/*.c))
+FUSE_SRC   := $(sort $(wildcard fuse/*.c))
+UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
+
+CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
+CRYPTO_OBJ := $(CRYPTO_SRC:%.c=$(BUILD)/%.o)
+FUSE_OBJ   := $(FUSE_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+
+LIBCORE    := $(BUILD)/libf2fscore.a
+
+.PHONY: all clean deps demo test test-unit test-integration asan fuzz bench install \
+        check-format umount-demo
+
+all: $(BUILD)/f2fs-fuse
+
+$(BUILD)/core/%.o: core/%.c $(wildcard core/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icore -c -o $@ $<
+
+$(BUILD)/crypto/%.o: crypto/%.c $(wildcard core/*.h crypto/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CRYPTO_CFLAGS) -Icore -Icrypto -c -o $@ $<
+
+$(BUILD)/fuse/%.o: fuse/%.c $(wildcard core/*.h crypto/*.h fuse/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FUSE_CFLAGS) -Icore -Icrypto -Ifuse -c -o $@ $<
+
+$(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) $(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS)
+
+# ---- packages ----
+deps:
+	@tests/install-deps.sh
+
+# ---- demo: build, make an image with a few files, mount it at ./mnt ----
+demo: deps all
+	@tests/demo.sh $(BUILD)/f2fs-fuse
+
+umount-demo:
+	fusermount3 -u mnt
+
+# ---- tests ----
+test: deps all $(UNIT_BIN)
+	@$(MAKE) --no-print-directory test-unit test-integration
+
+test-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+test-integration: all
+	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/integration $(PYTEST_ARGS)
+
+asan:
+	@$(MAKE) --no-print-directory deps
+	$(MAKE) BUILD=build-asan CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+	    test-unit test-integration \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+fuzz:
+	@tests/fuzz/run.sh
+
+bench: deps all
+	@tests/bench/run.sh $(abspath $(BUILD)/f2fs-fuse)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(BUILD)/f2fs-fuse $(DESTDIR)$(PREFIX)/bin/f2fs-fuse
+	install -m 0644 docs/f2fs-fuse.8 $(DESTDIR)$(PREFIX)/share/man/man8/f2fs-fuse.8
+
+clean:
+	rm -rf build build-asan build-fuzz

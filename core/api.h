@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Public interface of the f2fs core, used by fuse/ and the tools.
+ *
+ * Every call returns 0 or a byte count on success and a negative errno on
+ * failure.  Inode numbers are f2fs nids.  The core is thread-safe: any
+ * number of threads may call into one mount at once.
+ */
+#ifndef F2FS_API_H
+#define F2FS_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct f2fs_sb;
+
+enum f2fs_log_level { F2FS_LOG_ERR, F2FS_LOG_WARN, F2FS_LOG_INFO, F2FS_LOG_DEBUG };
+typedef void (*f2fs_log_fn)(void *arg, enum f2fs_log_level lvl, const char *msg);
+
+struct f2fs_mount_opts {
+	bool readonly;		/* never write to the device */
+	bool direct;		/* O_DIRECT on the device */
+	bool norecovery;	/* do not roll forward fsync()ed data */
+	size_t cache_size;	/* bytes for the node/meta block cache; 0 = default */
+	f2fs_log_fn log;	/* NULL: messages go to stderr */
+	void *log_arg;
+	int log_level;		/* highest level passed to log */
+};
+
+#define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
+
+/* Open an image file or block device. */
+int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs_sb **out);
+/* Open an image held in memory (tests, fuzzing); buf must outlive the mount. */
+int f2fs_mount_mem(const void *buf, size_t len, const struct f2fs_mount_opts *opts,
+		   struct f2fs_sb **out);
+void f2fs_umount(struct f2fs_sb *sb);
+
+uint32_t f2fs_root_ino(const struct f2fs_sb *sb);
+/* True when fsync()ed data after the last checkpoint was found and not replayed. */
+bool f2fs_recovery_pending(const struct f2fs_sb *sb);
+
+struct f2fs_timespec {
+	int64_t sec;
+	uint32_t nsec;
+};
+
+struct f2fs_stat {
+	uint32_t ino;
+	uint32_t mode;		/* S_IFMT | permission bits */
+	uint32_t nlink;
+	uint32_t uid, gid;
+	uint64_t rdev;		/* makedev(major, minor) for char/block devices */
+	uint64_t size;
+	uint64_t blocks;	/* 512-byte units */
+	uint32_t blksize;
+	struct f2fs_timespec atime, mtime, ctime, crtime;
+	bool has_crtime;
+	uint32_t flags;		/* FS_*_FL as shown by FS_IOC_GETFLAGS */
+	uint32_t generation;
+};
+
+int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st);
+int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
+		struct f2fs_stat *st);
+
+/*
+ * Called once per entry; `next_off` is the offset to resume after this
+ * entry.  Return non-zero to stop (e.g. the reply buffer is full).
+ * Entries are given in on-disk order, "." and ".." included.
+ */
+typedef int (*f2fs_filldir_t)(void *ctx, const char *name, size_t len, uint32_t ino,
+			      unsigned int file_type, uint64_t next_off);
+int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t fill,
+		 void *ctx);
+
+ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint64_t off);
+ssize_t f2fs_readlink(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size);
+
+/* Full names ("user.foo"); size 0 asks for the needed size. -ENODATA if absent. */
+ssize_t f2fs_getxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, void *buf,
+		      size_t size);
+ssize_t f2fs_listxattr(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size);
+
+struct f2fs_statfs {
+	uint64_t bsize;
+	uint64_t blocks, bfree, bavail;
+	uint64_t files, ffree;
+	uint32_t namemax;
+	uint8_t uuid[16];
+};
+int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st);
+
+/* I/O statistics by request size: 4K, 8K, 16K, ... 256K, (256K,512K), >=512K */
+#define F2FS_IO_BUCKETS 9
+struct f2fs_io_stats {
+	uint64_t reads, read_bytes, writes, write_bytes, flushes;
+	uint64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
+	uint64_t cache_hits, cache_misses;
+};
+void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
+const char *f2fs_io_bucket_name(int bucket);
+
+const char *f2fs_version_string(void);
+
+#endif /* F2FS_API_H */

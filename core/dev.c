@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device I/O: bios of 4 KiB blocks to an image file, a block device, or a
+ * memory buffer, with vectored I/O, optional O_DIRECT, the inline-crypto
+ * hook, and request-size statistics.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "f2fs.h"
+
+#define DEV_MAX_IOV 1024	/* stay well under IOV_MAX */
+
+struct f2fs_dev {
+	int fd;			/* -1 for a memory device */
+	const uint8_t *mem;
+	uint64_t size;		/* bytes */
+	bool readonly, direct, is_blkdev;
+
+	atomic_uint_fast64_t reads, read_bytes, writes, write_bytes, flushes;
+	atomic_uint_fast64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
+};
+
+static const char *const bucket_names[F2FS_IO_BUCKETS] = {
+	"4K", "8K", "16K", "32K", "64K", "128K", "256K", "<512K", ">=512K",
+};
+
+const char *f2fs_io_bucket_name(int bucket)
+{
+	return bucket >= 0 && bucket < F2FS_IO_BUCKETS ? bucket_names[bucket] : "?";
+}
+
+/* 4K, 8K, ..., 256K are "up to"; then (256K, 512K) and >= 512K. */
+static int io_bucket(uint64_t bytes)
+{
+	if (bytes >= 512 * 1024)
+		return F2FS_IO_BUCKETS - 1;
+	for (int b = 0; b < F2FS_IO_BUCKETS - 2; b++)
+		if (bytes <= (4096ull << b))
+			return b;
+	return F2FS_IO_BUCKETS - 2;
+}
+
+void *f2fs_alloc_blocks(size_t nr)
+{
+	void *p = NULL;
+
+	if (nr == 0)
+		nr = 1;
+	if (posix_memalign(&p, F2FS_BLKSIZE, nr * F2FS_BLKSIZE))
+		return NULL;
+	return p;
+}
+
+static struct f2fs_dev *dev_alloc(void)
+{
+	struct f2fs_dev *dev = calloc(1, sizeof(*dev));
+
+	if (dev)
+		dev->fd = -1;
+	return dev;
+}
+
+int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out)
+{
+	struct f2fs_dev *dev = dev_alloc();
+	int err;
+
+	if (!dev)
+		return -ENOMEM;
+	err = f2fs_plat_open_device(path, readonly, direct, &dev->fd, &dev->size,
+				    &dev->is_blkdev);
+	if (err) {
+		free(dev);
+		return err;
+	}
+	dev->readonly = readonly;
+	dev->direct = direct;
+	*out = dev;
+	return 0;
+}
+
+int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out)
+{
+	struct f2fs_dev *dev = dev_alloc();
+
+	if (!dev)
+		return -ENOMEM;
+	dev->mem = buf;
+	dev->size = len;
+	dev->readonly = true;
+	*out = dev;
+	return 0;
+}
+
+void f2fs_dev_close(struct f2fs_dev *dev)
+{
+	if (!dev)
+		return;
+	if (dev->fd >= 0)
+		close(dev->fd);
+	free(dev);
+}
+
+uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev)
+{
+	return dev->size / F2FS_BLKSIZE;
+}
+
+bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev)
+{
+	return dev->is_blkdev;
+}
+
+static bool iov_aligned(const struct iovec *iov, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (((uintptr_t)iov[i].iov_base | iov[i].iov_len) & (F2FS_BLKSIZE - 1))
+			return false;
+	return true;
+}
+
+/* Scatter a flat buffer into iov / gather iov into a flat buffer. */
+static void iov_scatter(const struct iovec *iov, int n, const uint8_t *src)
+{
+	for (int i = 0; i < n; i++) {
+		memcpy(iov[i].iov_base, src, iov[i].iov_len);
+		src += iov[i].iov_len;
+	}
+}
+
+static void iov_gather(const struct iovec *iov, int n, uint8_t *dst)
+{
+	for (int i = 0; i < n; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
+	}
+}
+
+/* Full-length preadv/pwritev, retrying short transfers and EINTR. */
+static int fd_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov_in, int iovcnt,
+		 uint64_t off, size_t total)
+{
+	struct iovec local[DEV_MAX_IOV];
+	struct iovec *iov = local;
+	size_t done = 0;
+
+	if (iovcnt > DEV_MAX_IOV)
+		return -EINVAL;
+	memcpy(local, iov_in, sizeof(*iov) * (size_t)iovcnt);
+	while (done < total) {
+		ssize_t r = write ? pwritev(dev->fd, iov, iovcnt, (off_t)(off + done))
+				  : preadv(dev->fd, iov, iovcnt, (off_t)(off + done));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;	/* past the end of the device */
+		done += (size_t)r;
+		while (iovcnt && (size_t)r >= iov->iov_len) {
+			r -= (ssize_t)iov->iov_len;
+			iov++;
+			iovcnt--;
+		}
+		if (iovcnt && r) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+static int do_crypt(const struct f2fs_crypt_ctx *c, bool enc, const struct iovec *iov,
+		    int iovcnt, uint8_t *bounce)
+{
+	uint64_t dun = c->dun;
+	int err;
+
+	for (int i = 0; i < iovcnt; i++) {
+		size_t units = iov[i].iov_len / F2FS_BLKSIZE;
+
+		if (enc) {
+			err = c->ops->encrypt(c->key, dun, iov[i].iov_base, bounce, units);
+			bounce += iov[i].iov_len;
+		} else {
+			err = c->ops->decrypt(c->key, dun, iov[i].iov_base, units);
+		}
+		if (err)
+			return err;
+		dun += units;
+	}
+	return 0;
+}
+
+int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
+{
+	bool write = bio->op == F2FS_BIO_WRITE;
+	uint64_t off = (uint64_t)bio->blkaddr * F2FS_BLKSIZE;
+	size_t total = 0;
+	uint8_t *bounce = NULL;
+	struct iovec biov;
+	int err = 0;
+
+	for (int i = 0; i < bio->iovcnt; i++) {
+		if (bio->iov[i].iov_len % F2FS_BLKSIZE)
+			return -EINVAL;
+		total += bio->iov[i].iov_len;
+	}
+	if (total != (size_t)bio->nr_blocks * F2FS_BLKSIZE || bio->iovcnt <= 0)
+		return -EINVAL;
+	if (off > dev->size || total > dev->size - off)
+		return -EIO;
+	if (write && dev->readonly)
+		return -EROFS;
+
+	if (dev->mem) {
+		if (write)
+			return -EROFS;
+		iov_scatter(bio->iov, bio->iovcnt, dev->mem + off);
+	} else {
+		/* Encrypted writes and unaligned direct I/O go through a bounce buffer. */
+		bool need_bounce = (write && bio->crypt) ||
+				   (dev->direct && !iov_aligned(bio->iov, bio->iovcnt));
+		if (need_bounce) {
+			bounce = f2fs_alloc_blocks(bio->nr_blocks);
+			if (!bounce)
+				return -ENOMEM;
+			biov.iov_base = bounce;
+			biov.iov_len = total;
+			if (write) {
+				if (bio->crypt)
+					err = do_crypt(bio->crypt, true, bio->iov, bio->iovcnt, bounce);
+				else
+					iov_gather(bio->iov, bio->iovcnt, bounce);
+				if (!err)
+					err = fd_rw(dev, true, &biov, 1, off, total);
+			} else {
+				err = fd_rw(dev, false, &biov, 1, off, total);
+				if (!err)
+					iov_scatter(bio->iov, bio->iovcnt, bounce);
+			}
+			free(bounce);
+		} else {
+			err = fd_rw(dev, write, bio->iov, bio->iovcnt, off, total);
+		}
+	}
+	if (err)
+		return err;
+	if (!write && bio->crypt) {
+		err = do_crypt(bio->crypt, false, bio->iov, bio->iovcnt, NULL);
+		if (err)
+			return err;
+	}
+	if (write) {
+		atomic_fetch_add(&dev->writes, 1);
+		atomic_fetch_add(&dev->write_bytes, total);
+		atomic_fetch_add(&dev->write_hist[io_bucket(total)], 1);
+	} else {
+		atomic_fetch_add(&dev->reads, 1);
+		atomic_fetch_add(&dev->read_bytes, total);
+		atomic_fetch_add(&dev->read_hist[io_bucket(total)], 1);
+	}
+	return 0;
+}
+
+int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = (size_t)nr * F2FS_BLKSIZE };
+	struct f2fs_bio bio = {
+		.op = F2FS_BIO_READ, .blkaddr = blkaddr, .nr_blocks = nr,
+		.iov = &iov, .iovcnt = 1,
+	};
+
+	return f2fs_submit_bio(dev, &bio);
+}
+
+int f2fs_dev_flush(struct f2fs_dev *dev)
+{
+	if (dev->fd < 0 || dev->readonly)
+		return 0;
+	atomic_fetch_add(&dev->flushes, 1);
+	if (fsync(dev->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
+{
+	st->reads = atomic_load(&dev->reads);
+	st->read_bytes = atomic_load(&dev->read_bytes);
+	st->writes = atomic_load(&dev->writes);
+	st->write_bytes = atomic_load(&dev->write_bytes);
+	st->flushes = atomic_load(&dev->flushes);
+	for (int i = 0; i < F2FS_IO_BUCKETS; i++) {
+		st->read_hist[i] = atomic_load(&dev->read_hist[i]);
+		st->write_hist[i] = atomic_load(&dev->write_hist[i]);
+	}
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internal interfaces of the f2fs core: the per-mount context and the
+ * functions each mechanism file exports to the others.  Nothing here is
+ * visible to fuse/; that goes through api.h.
+ */
+#ifndef F2FS_INTERNAL_H
+#define F2FS_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "api.h"
+#include "format.h"
+
+#ifndef EUCLEAN
+#define EUCLEAN 117	/* "Structure needs cleaning", as the kernel's EFSCORRUPTED */
+#endif
+#ifndef ENOKEY
+#define ENOKEY 126
+#endif
+#define EFSCORRUPTED EUCLEAN
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define F2FS_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define F2FS_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#if defined(__GNUC__)
+#define F2FS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define F2FS_PRINTF(a, b)
+#endif
+
+/* ======================= device layer (dev.c) ======================= */
+
+struct f2fs_dev;
+
+/*
+ * Inline-crypto model: a bio may carry a crypt context.  Reads are
+ * decrypted at completion and writes encrypted into bounce buffers at
+ * submission, one 4 KiB data unit at a time with DUN = dun + i.
+ * The ops are supplied by crypto/ so that core/ needs no crypto library.
+ */
+struct f2fs_crypt_ops {
+	int (*decrypt)(const void *key, uint64_t dun, void *buf, size_t nr_units);
+	int (*encrypt)(const void *key, uint64_t dun, const void *in, void *out,
+		       size_t nr_units);
+};
+
+struct f2fs_crypt_ctx {
+	const struct f2fs_crypt_ops *ops;
+	const void *key;	/* opaque prepared key, owned by crypto/ */
+	uint64_t dun;		/* DUN of the bio's first block */
+};
+
+enum f2fs_bio_op { F2FS_BIO_READ, F2FS_BIO_WRITE };
+
+/*
+ * A bio: nr_blocks physically contiguous blocks starting at blkaddr,
+ * gathered from / scattered into iov (each element a multiple of 4 KiB).
+ */
+struct f2fs_bio {
+	enum f2fs_bio_op op;
+	uint32_t blkaddr;
+	uint32_t nr_blocks;
+	const struct iovec *iov;
+	int iovcnt;
+	const struct f2fs_crypt_ctx *crypt;	/* NULL: no encryption */
+};
+
+int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out);
+int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out);
+void f2fs_dev_close(struct f2fs_dev *dev);
+uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev);
+bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev);
+int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio);
+/* Convenience: read nr contiguous blocks into one buffer. */
+int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr);
+int f2fs_dev_flush(struct f2fs_dev *dev);
+void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
+/* Block-aligned allocation (usable with O_DIRECT); free with free(). */
+void *f2fs_alloc_blocks(size_t nr);
+
+/* platform.c: the only file with OS-specific calls */
+int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
+			  uint64_t *size_bytes, bool *is_blkdev);
+
+/* ======================= block cache (cache.c) ======================= */
+
+/* Bounded LRU cache of 4 KiB node and meta blocks keyed by block address. */
+struct f2fs_cache;
+struct f2fs_cache *f2fs_cache_create(size_t bytes);
+void f2fs_cache_destroy(struct f2fs_cache *c);
+bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf);
+void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf);
+void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr);
+void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses);
+
+/* ======================= extent cache (extent_cache.c) ======================= */
+
+struct f2fs_extent {
+	uint32_t fofs;		/* first logical block */
+	uint32_t blk;		/* first physical block */
+	uint32_t len;		/* number of blocks */
+};
+
+/* Per-inode read extent tree: sorted, non-overlapping, bounded in size. */
+struct f2fs_extent_tree {
+	pthread_mutex_t lock;
+	struct f2fs_extent *ext;
+	uint32_t nr, cap;
+	struct f2fs_extent largest;	/* from i_ext */
+};
+
+void f2fs_extent_tree_init(struct f2fs_extent_tree *et, const struct f2fs_extent *largest);
+void f2fs_extent_tree_destroy(struct f2fs_extent_tree *et);
+bool f2fs_extent_lookup(struct f2fs_extent_tree *et, uint32_t lblk, struct f2fs_extent *out);
+void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk, uint32_t len);
+
+/* ======================= in-memory inode (inode.c) ======================= */
+
+struct f2fs_inode {
+	uint32_t ino;
+	int refcount;			/* protected by sb->icache_lock */
+	struct f2fs_inode *hnext;	/* icache hash chain */
+	struct f2fs_inode *lru_prev, *lru_next;
+	pthread_rwlock_t lock;
+
+	uint8_t *node;			/* the raw inode block (4 KiB) */
+
+	/* decoded and sanity-checked fields */
+	uint16_t mode;
+	uint8_t advise;
+	uint8_t inline_flags;
+	uint32_t uid, gid, links;
+	uint64_t size, blocks;
+	uint32_t flags;
+	uint32_t xattr_nid;
+	uint32_t pino;
+	uint32_t current_depth;
+	uint8_t dir_level;
+	uint32_t generation;
+	uint16_t extra_isize;		/* bytes; 0 without extra_attr */
+	uint16_t inline_xattr_addrs;	/* 4-byte words of inline xattr space */
+	uint32_t addrs_per_inode;	/* usable i_addr slots */
+	uint8_t compress_algorithm;
+	uint8_t log_cluster_size;
+	uint16_t compress_flag;
+	uint64_t compr_blocks;
+
+	struct f2fs_extent_tree et;
+};
+
+int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
+void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
+void f2fs_icache_destroy(struct f2fs_sb *sb);
+void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f2fs_stat *st);
+uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node);
+
+/* i_addr word index of the first data address (after extra attrs) */
+static inline uint32_t f2fs_addr_start(const struct f2fs_inode *inode)
+{
+	return inode->extra_isize / 4;
+}
+static inline uint32_t f2fs_i_addr(const struct f2fs_inode *inode, uint32_t idx)
+{
+	return get_le32(inode->node + I_ADDR + 4 * (f2fs_addr_start(inode) + idx));
+}
+static inline uint32_t f2fs_i_nid(const struct f2fs_inode *inode, int i)
+{
+	return get_le32(inode->node + I_NID + 4 * i);
+}
+static inline bool f2fs_is_encrypted(const struct f2fs_inode *inode)
+{
+	return inode->advise & FADVISE_ENCRYPT_BIT;
+}
+static inline bool f2fs_is_compressed(const struct f2fs_inode *inode)
+{
+	return inode->flags & F2FS_COMPR_FL;
+}
+
+/* ======================= inline data and dentries (inline.c) ======================= */
+
+/* Inline data area: starts one reserved word after the extra attrs. */
+uint8_t *f2fs_inline_data_addr(const struct f2fs_inode *inode);
+size_t f2fs_max_inline_data(const struct f2fs_inode *inode);
+/* Inline xattr area: the last inline_xattr_addrs words of i_addr. */
+uint8_t *f2fs_inline_xattr_addr(const struct f2fs_inode *inode);
+size_t f2fs_inline_xattr_size(const struct f2fs_inode *inode);
+ssize_t f2fs_read_inline_data(struct f2fs_inode *inode, void *buf, size_t len, uint64_t off);
+
+/* A view of a dentry area: a dentry block or an inode's inline dentries. */
+struct f2fs_dentry_ptr {
+	uint32_t max;			/* number of slots */
+	const uint8_t *bitmap;
+	const uint8_t *dentry;		/* max * SIZE_OF_DIR_ENTRY bytes */
+	const uint8_t *filename;	/* max * F2FS_SLOT_LEN bytes */
+};
+void f2fs_make_dentry_ptr_block(struct f2fs_dentry_ptr *d, const uint8_t *blk);
+void f2fs_make_dentry_ptr_inline(struct f2fs_dentry_ptr *d, const struct f2fs_inode *inode);
+
+/* ======================= directories (dir.c, hash.c) ======================= */
+
+uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len);
+int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		    uint32_t *ino, unsigned int *file_type);
+int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
+		     f2fs_filldir_t fill, void *ctx);
+
+/* ======================= xattrs (xattr.c) ======================= */
+
+ssize_t f2fs_xattr_get(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
+		       void *buf, size_t size);
+ssize_t f2fs_xattr_list(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf, size_t size);
+/* Raw access by index, for the encryption context (index 9, name "c"). */
+ssize_t f2fs_xattr_get_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index,
+			   const char *name, size_t name_len, void *buf, size_t size);
+
+/* ======================= NAT and node blocks (nat.c, node.c) ======================= */
+
+struct f2fs_node_info {
+	uint32_t nid;
+	uint32_t ino;
+	uint32_t blkaddr;
+	uint8_t version;
+};
+
+int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
+/* Read node block `nid` into buf, checking its footer says it is `nid`. */
+int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf);
+static inline uint32_t f2fs_node_nid(const uint8_t *blk) { return get_le32(blk + NF_NID); }
+static inline uint32_t f2fs_node_ino(const uint8_t *blk) { return get_le32(blk + NF_INO); }
+static inline uint32_t f2fs_node_flag(const uint8_t *blk) { return get_le32(blk + NF_FLAG); }
+static inline uint32_t f2fs_node_ofs(const uint8_t *blk)
+{
+	return f2fs_node_flag(blk) >> OFFSET_BIT_SHIFT;
+}
+static inline uint64_t f2fs_node_cp_ver(const uint8_t *blk) { return get_le64(blk + NF_CP_VER); }
+static inline uint32_t f2fs_node_next_blkaddr(const uint8_t *blk)
+{
+	return get_le32(blk + NF_NEXT_BLKADDR);
+}
+
+/* ======================= data mapping and reads (data.c) ======================= */
+
+/*
+ * Map logical block lblk of inode.  On return *pblk is the physical block
+ * (NULL_ADDR for a hole, NEW_ADDR for reserved-but-unwritten) and *len the
+ * number of following blocks mapped the same way (contiguous or all holes),
+ * at most maxlen.
+ */
+int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+		    uint32_t maxlen, uint32_t *pblk, uint32_t *len);
+/* Read one data block: 1 if mapped, 0 if a hole (buf zeroed), <0 on error. */
+int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+			 uint8_t *buf);
+ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
+		       uint64_t off);
+uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode);
+
+/* ======================= segments, SIT, summaries (segment.c) ======================= */
+
+struct f2fs_curseg {
+	uint32_t segno;
+	uint16_t blkoff;
+	uint8_t alloc_type;
+	uint8_t *sum;			/* the summary block with its journal */
+};
+
+int f2fs_build_segment_manager(struct f2fs_sb *sb);
+void f2fs_destroy_segment_manager(struct f2fs_sb *sb);
+/* Is blkaddr inside the main area? (f2fs_is_valid_blkaddr for DATA/NODE) */
+bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr);
+uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
+
+/* ======================= checkpoint (checkpoint.c) ======================= */
+
+int f2fs_get_valid_checkpoint(struct f2fs_sb *sb);
+int f2fs_read_orphans(struct f2fs_sb *sb);
+
+/* ======================= recovery (recovery.c) ======================= */
+
+/* Scan the warm node log for fsync()ed dnodes newer than the checkpoint. */
+int f2fs_find_fsync_dnodes(struct f2fs_sb *sb, uint32_t *count);
+
+/* ======================= the per-mount context ======================= */
+
+#define F2FS_ICACHE_BUCKETS 1024
+
+struct f2fs_sb {
+	struct f2fs_dev *dev;
+	struct f2fs_cache *cache;
+	struct f2fs_mount_opts opts;
+
+	/* superblock (the valid copy, raw) and derived geometry */
+	uint8_t raw_sb[F2FS_SB_SIZE];
+	int valid_sb_index;		/* 0 or 1 */
+	uint32_t feature;
+	uint32_t log_blocks_per_seg, blocks_per_seg, segs_per_sec, secs_per_zone;
+	uint64_t block_count;
+	uint32_t segment_count, segment_count_main, section_count;
+	uint32_t segment0_blkaddr, cp_blkaddr, sit_blkaddr, nat_blkaddr, ssa_blkaddr,
+		 main_blkaddr;
+	uint32_t segment_count_sit, segment_count_nat;
+	uint32_t root_ino, node_ino, meta_ino;
+	uint32_t cp_payload;
+	uint32_t max_nid;		/* nids are < max_nid */
+	uint8_t uuid[16];
+	uint32_t chksum_seed;		/* crc32(~0, uuid) for inode checksums */
+
+	/* checkpoint */
+	uint8_t *ckpt;			/* the cp block of the valid pack */
+	uint32_t cur_cp_pack;		/* 1 or 2 */
+	uint64_t cp_ver;
+	uint32_t ckpt_flags;
+	const uint8_t *nat_bitmap, *sit_bitmap;
+	uint32_t nat_bitmap_size, sit_bitmap_size;
+	uint8_t *sit_bitmap_buf;	/* SIT bitmap copy when it lives in the payload */
+
+	/* current segments with their summary blocks and journals */
+	struct f2fs_curseg curseg[NR_CURSEG_TYPE];
+
+	/* orphans found in the checkpoint */
+	uint32_t *orphans;
+	uint32_t nr_orphans;
+
+	/* roll-forward state */
+	bool recovery_pending;
+	uint32_t nr_fsync_dnodes;
+
+	/* inode cache */
+	pthread_mutex_t icache_lock;
+	struct f2fs_inode *icache[F2FS_ICACHE_BUCKETS];
+	struct f2fs_inode *lru_head, *lru_tail;	/* unreferenced inodes, MRU first */
+	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
+
+	atomic_bool need_fsck;		/* an inconsistency was seen */
+};
+
+static inline bool f2fs_cp_flag(const struct f2fs_sb *sb, uint32_t f)
+{
+	return sb->ckpt_flags & f;
+}
+static inline bool f2fs_has_feature(const struct f2fs_sb *sb, uint32_t f)
+{
+	return sb->feature & f;
+}
+static inline uint32_t f2fs_seg_start_blkaddr(const struct f2fs_sb *sb, uint32_t segno)
+{
+	return sb->main_blkaddr + (segno << sb->log_blocks_per_seg);
+}
+static inline uint32_t f2fs_main_end_blkaddr(const struct f2fs_sb *sb)
+{
+	return sb->main_blkaddr + (sb->segment_count_main << sb->log_blocks_per_seg);
+}
+
+/* ======================= messages (super.c) ======================= */
+
+void f2fs_msg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, ...)
+	F2FS_PRINTF(3, 4);
+#define f2fs_err(sb, ...)	f2fs_msg(sb, F2FS_LOG_ERR, __VA_ARGS__)
+#define f2fs_warn(sb, ...)	f2fs_msg(sb, F2FS_LOG_WARN, __VA_ARGS__)
+#define f2fs_info(sb, ...)	f2fs_msg(sb, F2FS_LOG_INFO, __VA_ARGS__)
+#define f2fs_debug(sb, ...)	f2fs_msg(sb, F2FS_LOG_DEBUG, __VA_ARGS__)
+/* Report an on-disk inconsistency: logs it, marks the fs as needing fsck,
+ * and returns -EUCLEAN for the caller to propagate. */
+int f2fs_corrupted(struct f2fs_sb *sb, const char *fmt, ...) F2FS_PRINTF(2, 3);
+
+/* ======================= checksums (crc.c) ======================= */
+
+uint32_t f2fs_crc32(uint32_t crc, const void *buf, size_t len);
+/* f2fs_cal_crc32 seeded with F2FS_SUPER_MAGIC */
+static inline uint32_t f2fs_chksum(const void *buf, size_t len)
+{
+	return f2fs_crc32(F2FS_SUPER_MAGIC, buf, len);
+}
+
+#endif /* F2FS_INTERNAL_H */

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The only place with operating-system specific calls: opening a device
+ * with direct I/O and finding the size of a block device.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <linux/fs.h>		/* BLKGETSIZE64 */
+#elif defined(__APPLE__)
+#include <sys/disk.h>		/* DKIOCGETBLOCKCOUNT, DKIOCGETBLOCKSIZE */
+#endif
+
+#include "f2fs.h"
+
+static int blkdev_size(int fd, uint64_t *size)
+{
+#if defined(__linux__)
+	if (ioctl(fd, BLKGETSIZE64, size) < 0)
+		return -errno;
+	return 0;
+#elif defined(__APPLE__)
+	uint64_t count;
+	uint32_t bsize;
+
+	if (ioctl(fd, DKIOCGETBLOCKCOUNT, &count) < 0 ||
+	    ioctl(fd, DKIOCGETBLOCKSIZE, &bsize) < 0)
+		return -errno;
+	*size = count * bsize;
+	return 0;
+#else
+	off_t end = lseek(fd, 0, SEEK_END);
+
+	if (end < 0)
+		return -errno;
+	*size = (uint64_t)end;
+	return 0;
+#endif
+}
+
+int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp,
+			  uint64_t *size_bytes, bool *is_blkdev)
+{
+	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	struct stat st;
+	int fd, err;
+
+#if defined(O_DIRECT)
+	if (direct)
+		flags |= O_DIRECT;
+#endif
+	fd = open(path, flags);
+	if (fd < 0)
+		return -errno;
+#if defined(__APPLE__)
+	if (direct && fcntl(fd, F_NOCACHE, 1) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+#endif
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) {
+		err = blkdev_size(fd, size_bytes);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		*is_blkdev = true;
+	} else if (S_ISREG(st.st_mode)) {
+		*size_bytes = (uint64_t)st.st_size;
+		*is_blkdev = false;
+	} else {
+		close(fd);
+		return -EINVAL;
+	}
+	*fdp = fd;
+	return 0;
+}
