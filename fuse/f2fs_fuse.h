@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared state of the FUSE front end: one struct per mount, reached from
+ * every request through fuse_req_userdata().
+ */
+#ifndef F2FS_FUSE_H
+#define F2FS_FUSE_H
+
+#define FUSE_USE_VERSION 314	/* FUSE_MAKE_VERSION(3, 14) */
+#include <fuse_lowlevel.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "api.h"
+
+/*
+ * Entry and attribute cache lifetime in seconds.  The image is read-only
+ * and nothing else writes it while we have it mounted, so the kernel may
+ * keep everything for long.  Write support will have to revisit this.
+ */
+#define F2FS_FUSE_TIMEOUT 3600.0
+
+/* Largest read request we ask the kernel for. */
+#define F2FS_FUSE_MAX_READ (1u << 20)
+
+struct f2fs_fuse {
+	struct f2fs_sb *sb;
+	uint32_t root_ino;		/* f2fs nid of "/" (FUSE_ROOT_ID) */
+
+	/* Presentation overrides from -o uid=, gid=, umask= */
+	bool force_uid, force_gid;
+	uid_t uid;
+	gid_t gid;
+	mode_t umask;
+
+	/* Whether the kernel may enforce POSIX ACLs (see init). */
+	bool posix_acl;
+
+	/* Core log routing; use_syslog flips once we are daemonized. */
+	atomic_bool use_syslog;
+	int log_level;
+	const char *image;
+};
+
+extern const struct fuse_lowlevel_ops f2fs_fuse_ops;
+
+/* FUSE inode numbers <-> f2fs nids; only the root differs. */
+static inline uint32_t f2fs_fuse_nid(const struct f2fs_fuse *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? fs->root_ino : (uint32_t)ino;
+}
+
+static inline fuse_ino_t f2fs_fuse_ino(const struct f2fs_fuse *fs, uint32_t nid)
+{
+	return nid == fs->root_ino ? FUSE_ROOT_ID : (fuse_ino_t)nid;
+}
+
+/* Reply with a negative errno from the core (anything >= 0 becomes EIO). */
+void f2fs_fuse_reply_err(fuse_req_t req, long err);
+
+void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz);
+
+#endif /* F2FS_FUSE_H */

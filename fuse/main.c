@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * f2fs-fuse: command line, mount and unmount.
+ *
+ *   f2fs-fuse [options] IMAGE_OR_DEVICE MOUNTPOINT
+ *
+ * Our own -o options are consumed here; everything else is left for
+ * fuse_parse_cmdline() (-f, -d, -s, -h, -V, threading) and then for
+ * fuse_session_new() (allow_other, max_read=, kernel mount flags, ...).
+ */
+#include "f2fs_fuse.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#define PROG "f2fs-fuse"
+
+struct cli {
+	struct f2fs_fuse *fs;
+	const char *image;
+	int nonopts;
+	bool ro;		/* rw is the default, as for mount(8) */
+	bool direct, norecovery;
+	bool have_fsname, have_subtype;
+	size_t cache_size;
+};
+
+enum {
+	KEY_RO,
+	KEY_RW,
+	KEY_UID,
+	KEY_GID,
+	KEY_UMASK,
+	KEY_FSNAME,
+	KEY_SUBTYPE,
+	KEY_DIRECT,
+	KEY_CACHE_SIZE,
+	KEY_NORECOVERY,
+};
+
+static const struct fuse_opt cli_opts[] = {
+	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("rw", KEY_RW),
+	FUSE_OPT_KEY("uid=", KEY_UID),
+	FUSE_OPT_KEY("gid=", KEY_GID),
+	FUSE_OPT_KEY("umask=", KEY_UMASK),
+	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+	FUSE_OPT_KEY("direct", KEY_DIRECT),
+	FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
+	FUSE_OPT_KEY("norecovery", KEY_NORECOVERY),
+	/*
+	 * Options mount(8) and fstab may hand a helper that mean nothing to
+	 * FUSE; libfuse would reject them as unknown.
+	 */
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("owner", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("group", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("comment=", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+static const char *opt_value(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	return eq ? eq + 1 : "";
+}
+
+static int parse_ulong(const char *s, int base, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, base);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Bytes with an optional K, M or G (binary) suffix. */
+static int parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end || v > (unsigned long long)SIZE_MAX >> shift)
+		return -EINVAL;
+	*out = (size_t)(v << shift);
+	return 0;
+}
+
+static int bad_value(const char *arg)
+{
+	fprintf(stderr, PROG ": invalid option value: %s\n", arg);
+	return -1;
+}
+
+static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct cli *c = data;
+	struct f2fs_fuse *fs = c->fs;
+	unsigned long v;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		/* The image is ours; the mount point is left for fuse_parse_cmdline. */
+		if (c->nonopts++ == 0) {
+			c->image = arg;
+			return 0;
+		}
+		return 1;
+	case FUSE_OPT_KEY_OPT:
+		/* x-* options are for userspace tools such as systemd. */
+		if (strncmp(arg, "x-", 2) == 0)
+			return 0;
+		return 1;
+	case KEY_RO:
+		c->ro = true;
+		return 1;	/* also a kernel mount flag */
+	case KEY_RW:
+		c->ro = false;
+		return 1;
+	case KEY_UID:
+		if (parse_ulong(opt_value(arg), 10, UINT32_MAX - 1, &v))
+			return bad_value(arg);
+		fs->force_uid = true;
+		fs->uid = (uid_t)v;
+		return 0;
+	case KEY_GID:
+		if (parse_ulong(opt_value(arg), 10, UINT32_MAX - 1, &v))
+			return bad_value(arg);
+		fs->force_gid = true;
+		fs->gid = (gid_t)v;
+		return 0;
+	case KEY_UMASK:
+		if (parse_ulong(opt_value(arg), 8, 07777, &v))
+			return bad_value(arg);
+		fs->umask = (mode_t)v;
+		return 0;
+	case KEY_FSNAME:
+		c->have_fsname = true;
+		return 1;
+	case KEY_SUBTYPE:
+		c->have_subtype = true;
+		return 1;
+	case KEY_DIRECT:
+		c->direct = true;
+		return 0;
+	case KEY_CACHE_SIZE:
+		if (parse_size(opt_value(arg), &c->cache_size))
+			return bad_value(arg);
+		return 0;
+	case KEY_NORECOVERY:
+		c->norecovery = true;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: " PROG " [options] IMAGE_OR_DEVICE MOUNTPOINT\n");
+}
+
+static void help(void)
+{
+	usage(stdout);
+	printf("\nMount an f2fs image file or block device through FUSE.\n\n"
+	       "f2fs-fuse options:\n"
+	       "    -o ro                  mount read-only (required for now)\n"
+	       "    -o rw                  mount read-write (the default; not supported yet)\n"
+	       "    -o uid=N               show every file as owned by user N\n"
+	       "    -o gid=N               show every file as owned by group N\n"
+	       "    -o umask=M             clear the octal permission bits M in every mode\n"
+	       "    -o fsname=NAME         source shown in /proc/mounts (default: the image path)\n"
+	       "    -o direct              open the image or device with O_DIRECT\n"
+	       "    -o cache_size=N[K|M|G] bytes of metadata cache (default: %u MiB)\n"
+	       "    -o norecovery          do not roll forward data fsync()ed after the last\n"
+	       "                           checkpoint\n"
+	       "    -o default_permissions always on: the kernel checks permissions\n"
+	       "    -o allow_other         let other users see the files (see fuse(8))\n"
+	       "\nGeneral options:\n",
+	       F2FS_DEFAULT_CACHE_SIZE >> 20);
+	fuse_cmdline_help();
+	printf("\nFUSE options:\n");
+	fuse_lowlevel_help();
+}
+
+static void version(void)
+{
+	printf(PROG " " F2FS_FUSE_VERSION "\n");
+	printf("FUSE library version %s\n", fuse_pkgversion());
+	fuse_lowlevel_version();
+}
+
+static void log_msg(void *arg, enum f2fs_log_level lvl, const char *msg)
+{
+	struct f2fs_fuse *fs = arg;
+	size_t len = strlen(msg);
+	int prio;
+
+	while (len && msg[len - 1] == '\n')
+		len--;
+	if (!atomic_load(&fs->use_syslog)) {
+		fprintf(stderr, PROG ": %s: %s%.*s\n", fs->image,
+			lvl == F2FS_LOG_WARN ? "warning: " : "", (int)len, msg);
+		return;
+	}
+	switch (lvl) {
+	case F2FS_LOG_ERR: prio = LOG_ERR; break;
+	case F2FS_LOG_WARN: prio = LOG_WARNING; break;
+	case F2FS_LOG_INFO: prio = LOG_INFO; break;
+	default: prio = LOG_DEBUG; break;
+	}
+	syslog(prio, "%s: %.*s", fs->image, (int)len, msg);
+}
+
+/* fsname, subtype and default_permissions, put in front of the user's -o. */
+static int add_mount_opts(struct fuse_args *args, const struct cli *c, const char *fsname)
+{
+	char *opts = NULL;
+	int err = 0;
+
+	/*
+	 * We implement no access checks of our own, so the kernel must make
+	 * them; otherwise allow_other would expose every file to everyone.
+	 */
+	err |= fuse_opt_add_opt(&opts, "default_permissions");
+	if (!c->have_subtype)
+		err |= fuse_opt_add_opt(&opts, "subtype=" PROG);
+	if (!c->have_fsname) {
+		char *fsopt = NULL;
+
+		/* Commas and backslashes in the path must be escaped. */
+		err |= fuse_opt_add_opt_escaped(&fsopt, fsname);
+		if (!err) {
+			size_t n = strlen(fsopt) + sizeof("fsname=");
+			char *s = malloc(n);
+
+			if (s) {
+				snprintf(s, n, "fsname=%s", fsopt);
+				err |= fuse_opt_add_opt(&opts, s);
+				free(s);
+			} else {
+				err = -1;
+			}
+		}
+		free(fsopt);
+	}
+	if (!err)
+		err |= fuse_opt_insert_arg(args, 1, "-o");
+	if (!err)
+		err |= fuse_opt_insert_arg(args, 2, opts);
+	free(opts);
+	return err ? -1 : 0;
+}
+
+static int run(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts fopts = { 0 };
+	struct f2fs_mount_opts mopts = { 0 };
+	struct fuse_session *se = NULL;
+	struct fuse_loop_config *lcfg;
+	struct f2fs_fuse fs = { 0 };
+	struct cli c = { .fs = &fs };
+	char *fsname = NULL;
+	int rc = 1, err;
+
+	atomic_init(&fs.use_syslog, false);
+	fs.log_level = F2FS_LOG_INFO;
+
+	if (fuse_opt_parse(&args, &c, cli_opts, cli_proc) == -1)
+		goto out;
+	if (fuse_parse_cmdline(&args, &fopts) == -1)
+		goto out;
+	if (fopts.show_help) {
+		help();
+		rc = 0;
+		goto out;
+	}
+	if (fopts.show_version) {
+		version();
+		rc = 0;
+		goto out;
+	}
+	if (!c.image || !fopts.mountpoint) {
+		usage(stderr);
+		fprintf(stderr, "Try '" PROG " --help' for more information.\n");
+		goto out;
+	}
+	fs.image = c.image;
+	if (!c.ro) {
+		fprintf(stderr, PROG ": read-write mounts are not supported yet; mount with -o ro\n");
+		goto out;
+	}
+	if (fopts.debug)
+		fs.log_level = F2FS_LOG_DEBUG;
+
+	/* The image is opened before fuse_daemonize() changes to "/". */
+	fsname = realpath(c.image, NULL);
+	if (add_mount_opts(&args, &c, fsname ? fsname : c.image)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+
+	/* Before opening the image, so option errors come first. */
+	se = fuse_session_new(&args, &f2fs_fuse_ops, sizeof(f2fs_fuse_ops), &fs);
+	if (!se)
+		goto out;
+
+	mopts.readonly = true;
+	mopts.direct = c.direct;
+	mopts.norecovery = c.norecovery;
+	mopts.cache_size = c.cache_size;
+	mopts.log = log_msg;
+	mopts.log_arg = &fs;
+	mopts.log_level = fs.log_level;
+	err = f2fs_mount(c.image, &mopts, &fs.sb);
+	if (err) {
+		fprintf(stderr, PROG ": %s: %s\n", c.image, strerror(-err));
+		goto out;
+	}
+	fs.root_ino = f2fs_root_ino(fs.sb);
+	/*
+	 * The kernel would only check ACLs it can also honour; with our
+	 * presentation overrides the mode bits are the whole truth.
+	 */
+	fs.posix_acl = !fs.force_uid && !fs.force_gid && !fs.umask;
+	if (f2fs_recovery_pending(fs.sb))
+		fprintf(stderr, PROG ": %s: warning: data fsync()ed after the last checkpoint "
+			"needs roll-forward recovery; this mount shows the last checkpoint\n",
+			c.image);
+
+	if (fuse_set_signal_handlers(se) == -1)
+		goto out_umount;
+	if (fuse_session_mount(se, fopts.mountpoint) == -1)
+		goto out_signals;
+	if (!fopts.foreground)
+		openlog(PROG, LOG_PID, LOG_DAEMON);
+	if (fuse_daemonize(fopts.foreground) == -1)
+		goto out_unmount;
+	if (!fopts.foreground)
+		atomic_store(&fs.use_syslog, true);
+
+	if (fopts.singlethread) {
+		err = fuse_session_loop(se);
+	} else {
+		lcfg = fuse_loop_cfg_create();
+		if (!lcfg) {
+			err = -ENOMEM;
+		} else {
+			fuse_loop_cfg_set_clone_fd(lcfg, (unsigned int)fopts.clone_fd);
+			fuse_loop_cfg_set_idle_threads(lcfg, fopts.max_idle_threads);
+			fuse_loop_cfg_set_max_threads(lcfg, fopts.max_threads);
+			err = fuse_session_loop_mt(se, lcfg);
+			fuse_loop_cfg_destroy(lcfg);
+		}
+	}
+	/* A signal number means SIGINT/SIGTERM/SIGHUP asked for a clean unmount. */
+	rc = err < 0 ? 1 : 0;
+	if (err < 0)
+		log_msg(&fs, F2FS_LOG_ERR, strerror(-err));
+
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_umount:
+	f2fs_umount(fs.sb);
+out:
+	if (se)
+		fuse_session_destroy(se);
+	free(fsname);
+	free(fopts.mountpoint);
+	fuse_opt_free_args(&args);
+	if (atomic_load(&fs.use_syslog))
+		closelog();
+	return rc;
+}
+
+int main(int argc, char *argv[])
+{
+	return run(argc, argv);
+}
