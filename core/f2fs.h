@@ -89,6 +89,7 @@ void *f2fs_alloc_blocks(size_t nr);
 /* platform.c: the only file with OS-specific calls */
 int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
+uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
 
 /* ======================= block cache (cache.c) ======================= */
 
@@ -282,6 +283,17 @@ uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
 
 int f2fs_get_valid_checkpoint(struct f2fs_sb *sb);
 int f2fs_read_orphans(struct f2fs_sb *sb);
+uint32_t f2fs_cp_pack_start(const struct f2fs_sb *sb);
+/* f2fs_test_bit: version and validity bitmaps are MSB-first within each byte */
+static inline bool f2fs_test_bit(uint32_t nr, const uint8_t *map)
+{
+	return map[nr >> 3] & (0x80u >> (nr & 7));
+}
+/* test_bit_le: dentry bitmaps are LSB-first */
+static inline bool f2fs_test_bit_le(uint32_t nr, const uint8_t *map)
+{
+	return map[nr >> 3] & (1u << (nr & 7));
+}
 
 /* ======================= recovery (recovery.c) ======================= */
 

@@ -7,6 +7,10 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#if defined(__linux__)
+#include <sys/sysmacros.h>
+#endif
 #include <unistd.h>
 
 #if defined(__linux__)
@@ -84,4 +88,9 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 	}
 	*fdp = fd;
 	return 0;
+}
+
+uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor)
+{
+	return (uint64_t)makedev(major, minor);
 }

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bounded LRU cache of node and meta blocks, keyed by block address.
+ *
+ * Lookups copy the block out, so callers never hold a reference into the
+ * cache and eviction needs no reference counting.  A 4 KiB memcpy is far
+ * cheaper than the FUSE round trip that triggered it.  The cache is split
+ * into shards by address so parallel readers rarely share a lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "f2fs.h"
+
+#define CACHE_SHARDS 16
+
+struct cache_entry {
+	uint32_t blkaddr;
+	struct cache_entry *hnext;
+	struct cache_entry *prev, *next;	/* LRU, most recent at head */
+	uint8_t data[F2FS_BLKSIZE];
+};
+
+struct cache_shard {
+	pthread_mutex_t lock;
+	struct cache_entry **hash;
+	uint32_t hash_size;			/* power of two */
+	struct cache_entry *head, *tail;
+	uint32_t nr, max;
+	uint64_t hits, misses;
+};
+
+struct f2fs_cache {
+	struct cache_shard shard[CACHE_SHARDS];
+};
+
+static inline uint32_t hash_blk(uint32_t blkaddr)
+{
+	return blkaddr * 2654435761u;
+}
+
+static struct cache_shard *shard_of(struct f2fs_cache *c, uint32_t blkaddr)
+{
+	return &c->shard[blkaddr % CACHE_SHARDS];
+}
+
+struct f2fs_cache *f2fs_cache_create(size_t bytes)
+{
+	struct f2fs_cache *c = calloc(1, sizeof(*c));
+	uint32_t per_shard;
+
+	if (!c)
+		return NULL;
+	per_shard = (uint32_t)(bytes / F2FS_BLKSIZE / CACHE_SHARDS);
+	if (per_shard < 4)
+		per_shard = 4;
+	for (int i = 0; i < CACHE_SHARDS; i++) {
+		struct cache_shard *s = &c->shard[i];
+		uint32_t hs = 16;
+
+		while (hs < per_shard && hs < (1u << 20))
+			hs <<= 1;
+		pthread_mutex_init(&s->lock, NULL);
+		s->max = per_shard;
+		s->hash_size = hs;
+		s->hash = calloc(hs, sizeof(*s->hash));
+		if (!s->hash) {
+			f2fs_cache_destroy(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+void f2fs_cache_destroy(struct f2fs_cache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < CACHE_SHARDS; i++) {
+		struct cache_shard *s = &c->shard[i];
+		struct cache_entry *e = s->head;
+
+		while (e) {
+			struct cache_entry *n = e->next;
+
+			free(e);
+			e = n;
+		}
+		free(s->hash);
+		pthread_mutex_destroy(&s->lock);
+	}
+	free(c);
+}
+
+static void lru_unlink(struct cache_shard *s, struct cache_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		s->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		s->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push_head(struct cache_shard *s, struct cache_entry *e)
+{
+	e->prev = NULL;
+	e->next = s->head;
+	if (s->head)
+		s->head->prev = e;
+	s->head = e;
+	if (!s->tail)
+		s->tail = e;
+}
+
+static struct cache_entry **find_slot(struct cache_shard *s, uint32_t blkaddr)
+{
+	struct cache_entry **pp = &s->hash[hash_blk(blkaddr) & (s->hash_size - 1)];
+
+	while (*pp && (*pp)->blkaddr != blkaddr)
+		pp = &(*pp)->hnext;
+	return pp;
+}
+
+bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf)
+{
+	struct cache_shard *s = shard_of(c, blkaddr);
+	struct cache_entry *e;
+
+	pthread_mutex_lock(&s->lock);
+	e = *find_slot(s, blkaddr);
+	if (e) {
+		memcpy(buf, e->data, F2FS_BLKSIZE);
+		lru_unlink(s, e);
+		lru_push_head(s, e);
+		s->hits++;
+	} else {
+		s->misses++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return e != NULL;
+}
+
+static void remove_entry(struct cache_shard *s, struct cache_entry *e)
+{
+	struct cache_entry **pp = find_slot(s, e->blkaddr);
+
+	*pp = e->hnext;
+	lru_unlink(s, e);
+	s->nr--;
+}
+
+void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf)
+{
+	struct cache_shard *s = shard_of(c, blkaddr);
+	struct cache_entry **pp, *e;
+
+	pthread_mutex_lock(&s->lock);
+	pp = find_slot(s, blkaddr);
+	e = *pp;
+	if (e) {
+		lru_unlink(s, e);
+	} else {
+		if (s->nr >= s->max && s->tail) {
+			e = s->tail;
+			remove_entry(s, e);	/* reuse the LRU victim's memory */
+			pp = find_slot(s, blkaddr);
+		} else {
+			e = malloc(sizeof(*e));
+			if (!e) {
+				pthread_mutex_unlock(&s->lock);
+				return;		/* caching is optional */
+			}
+		}
+		e->blkaddr = blkaddr;
+		e->hnext = NULL;
+		*pp = e;
+		s->nr++;
+	}
+	memcpy(e->data, buf, F2FS_BLKSIZE);
+	lru_push_head(s, e);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr)
+{
+	struct cache_shard *s = shard_of(c, blkaddr);
+	struct cache_entry *e;
+
+	pthread_mutex_lock(&s->lock);
+	e = *find_slot(s, blkaddr);
+	if (e) {
+		remove_entry(s, e);
+		free(e);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses)
+{
+	*hits = *misses = 0;
+	for (int i = 0; i < CACHE_SHARDS; i++) {
+		pthread_mutex_lock(&c->shard[i].lock);
+		*hits += c->shard[i].hits;
+		*misses += c->shard[i].misses;
+		pthread_mutex_unlock(&c->shard[i].lock);
+	}
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Checkpoint packs: choosing the newest valid pack, locating the NAT and
+ * SIT version bitmaps, and reading orphan inode blocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "f2fs.h"
+
+/* CRC over the cp block, stored at checksum_offset (f2fs_checkpoint_chksum). */
+static bool cp_crc_ok(const uint8_t *cp)
+{
+	uint32_t off = get_le32(cp + CP_CHECKSUM_OFFSET);
+	uint32_t crc;
+
+	if (off < CP_MIN_CHKSUM_OFFSET || off > CP_CHKSUM_OFFSET_DEFAULT || off % 4)
+		return false;
+	crc = f2fs_chksum(cp, off);
+	if (off < CP_CHKSUM_OFFSET_DEFAULT)
+		crc = f2fs_crc32(crc, cp + off + 4, F2FS_BLKSIZE - off - 4);
+	return crc == get_le32(cp + off);
+}
+
+/*
+ * A pack is valid when its first and last cp blocks both pass CRC and
+ * carry the same version (validate_checkpoint).  Returns the version via
+ * *ver, or a negative errno.
+ */
+static int validate_pack(struct f2fs_sb *sb, uint32_t start, uint8_t *cp1, uint64_t *ver)
+{
+	uint8_t *cp2 = f2fs_alloc_blocks(1);
+	uint32_t total;
+	int err;
+
+	if (!cp2)
+		return -ENOMEM;
+	err = f2fs_dev_read(sb->dev, start, cp1, 1);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	if (!cp_crc_ok(cp1))
+		goto out;
+	total = get_le32(cp1 + CP_PACK_TOTAL_BLOCK_COUNT);
+	if (total < 2 || total > sb->blocks_per_seg)
+		goto out;
+	err = f2fs_dev_read(sb->dev, start + total - 1, cp2, 1);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	if (!cp_crc_ok(cp2) || get_le64(cp1 + CP_CHECKPOINT_VER) != get_le64(cp2 + CP_CHECKPOINT_VER))
+		goto out;
+	*ver = get_le64(cp1 + CP_CHECKPOINT_VER);
+	err = 0;
+out:
+	free(cp2);
+	return err;
+}
+
+/* The kernel's f2fs_sanity_check_ckpt, as far as the read path relies on it. */
+static int check_ckpt(struct f2fs_sb *sb)
+{
+	const uint8_t *cp = sb->ckpt;
+	uint32_t sit_size = get_le32(cp + CP_SIT_VER_BITMAP_BYTESIZE);
+	uint32_t nat_size = get_le32(cp + CP_NAT_VER_BITMAP_BYTESIZE);
+	uint32_t want_sit = ((sb->segment_count_sit / 2) << sb->log_blocks_per_seg) / 8;
+	uint32_t want_nat = ((sb->segment_count_nat / 2) << sb->log_blocks_per_seg) / 8;
+	uint32_t start_sum = get_le32(cp + CP_PACK_START_SUM);
+	uint32_t total = get_le32(cp + CP_PACK_TOTAL_BLOCK_COUNT);
+	uint32_t crc_off = get_le32(cp + CP_CHECKSUM_OFFSET);
+
+	if (sit_size != want_sit || nat_size != want_nat)
+		return f2fs_corrupted(sb, "checkpoint: wrong NAT/SIT bitmap size (%u/%u, expected %u/%u)",
+				      nat_size, sit_size, want_nat, want_sit);
+	if (get_le64(cp + CP_USER_BLOCK_COUNT) > sb->block_count ||
+	    get_le64(cp + CP_VALID_BLOCK_COUNT) > get_le64(cp + CP_USER_BLOCK_COUNT))
+		return f2fs_corrupted(sb, "checkpoint: block counts are inconsistent");
+	if (start_sum < 1 + sb->cp_payload || start_sum >= total)
+		return f2fs_corrupted(sb, "checkpoint: bad summary start %u", start_sum);
+	for (int i = 0; i < NR_CURSEG_NODE_TYPE; i++) {
+		uint32_t nseg = get_le32(cp + CP_CUR_NODE_SEGNO + 4 * i);
+		uint32_t dseg = get_le32(cp + CP_CUR_DATA_SEGNO + 4 * i);
+
+		if (nseg >= sb->segment_count_main || dseg >= sb->segment_count_main ||
+		    get_le16(cp + CP_CUR_NODE_BLKOFF + 2 * i) > sb->blocks_per_seg ||
+		    get_le16(cp + CP_CUR_DATA_BLKOFF + 2 * i) > sb->blocks_per_seg)
+			return f2fs_corrupted(sb, "checkpoint: current segment %d out of range", i);
+		for (int j = 0; j < i; j++) {
+			if (nseg == get_le32(cp + CP_CUR_NODE_SEGNO + 4 * j) ||
+			    dseg == get_le32(cp + CP_CUR_DATA_SEGNO + 4 * j))
+				return f2fs_corrupted(sb, "checkpoint: two current segments share "
+						      "segment %u", nseg);
+		}
+		for (int j = 0; j < NR_CURSEG_DATA_TYPE; j++)
+			if (nseg == get_le32(cp + CP_CUR_DATA_SEGNO + 4 * j))
+				return f2fs_corrupted(sb, "checkpoint: node and data logs share "
+						      "segment %u", nseg);
+	}
+
+	/* Locate the version bitmaps (__bitmap_ptr). */
+	if (f2fs_cp_flag(sb, CP_LARGE_NAT_BITMAP_FLAG)) {
+		if (crc_off != CP_MIN_CHKSUM_OFFSET ||
+		    CP_SIT_NAT_VERSION_BITMAP + 4 + (uint64_t)nat_size + sit_size > F2FS_BLKSIZE)
+			return f2fs_corrupted(sb, "checkpoint: large NAT bitmap does not fit");
+		sb->nat_bitmap = cp + CP_SIT_NAT_VERSION_BITMAP + 4;
+		sb->sit_bitmap = sb->nat_bitmap + nat_size;
+	} else if (sb->cp_payload) {
+		if (CP_SIT_NAT_VERSION_BITMAP + (uint64_t)nat_size > crc_off ||
+		    sit_size > (uint64_t)sb->cp_payload * F2FS_BLKSIZE)
+			return f2fs_corrupted(sb, "checkpoint: bitmaps do not fit the payload");
+		sb->nat_bitmap = cp + CP_SIT_NAT_VERSION_BITMAP;
+		sb->sit_bitmap = cp + F2FS_BLKSIZE;
+	} else {
+		if (CP_SIT_NAT_VERSION_BITMAP + (uint64_t)nat_size + sit_size > crc_off)
+			return f2fs_corrupted(sb, "checkpoint: bitmaps overlap the checksum");
+		sb->sit_bitmap = cp + CP_SIT_NAT_VERSION_BITMAP;
+		sb->nat_bitmap = sb->sit_bitmap + sit_size;
+	}
+	sb->nat_bitmap_size = nat_size;
+	sb->sit_bitmap_size = sit_size;
+	return 0;
+}
+
+int f2fs_get_valid_checkpoint(struct f2fs_sb *sb)
+{
+	uint8_t *cp[2];
+	uint64_t ver[2] = { 0, 0 };
+	int ok[2], pick, err;
+
+	cp[0] = f2fs_alloc_blocks(1);
+	cp[1] = f2fs_alloc_blocks(1);
+	if (!cp[0] || !cp[1]) {
+		free(cp[0]);
+		free(cp[1]);
+		return -ENOMEM;
+	}
+	ok[0] = validate_pack(sb, sb->cp_blkaddr, cp[0], &ver[0]) == 0;
+	ok[1] = validate_pack(sb, sb->cp_blkaddr + sb->blocks_per_seg, cp[1], &ver[1]) == 0;
+	if (!ok[0] && !ok[1]) {
+		free(cp[0]);
+		free(cp[1]);
+		f2fs_err(sb, "checkpoint: neither checkpoint pack is valid (bad CRC or version)");
+		return -EINVAL;
+	}
+	/* newer version wins; versions compare as the kernel's ver_after */
+	if (ok[0] && ok[1])
+		pick = (int64_t)(ver[1] - ver[0]) > 0 ? 1 : 0;
+	else
+		pick = ok[0] ? 0 : 1;
+	if (!(ok[0] && ok[1]))
+		f2fs_warn(sb, "checkpoint: pack %d is invalid, using pack %d", 2 - pick, pick + 1);
+
+	sb->cur_cp_pack = (uint32_t)pick + 1;
+	sb->cp_ver = ver[pick];
+	/* keep the cp block and its payload (SIT bitmap overflow) together */
+	sb->ckpt = f2fs_alloc_blocks(1 + sb->cp_payload);
+	if (!sb->ckpt) {
+		free(cp[0]);
+		free(cp[1]);
+		return -ENOMEM;
+	}
+	memcpy(sb->ckpt, cp[pick], F2FS_BLKSIZE);
+	free(cp[0]);
+	free(cp[1]);
+	if (sb->cp_payload) {
+		err = f2fs_dev_read(sb->dev, sb->cp_blkaddr + (uint32_t)pick * sb->blocks_per_seg + 1,
+				    sb->ckpt + F2FS_BLKSIZE, sb->cp_payload);
+		if (err)
+			return err;
+	}
+	sb->ckpt_flags = get_le32(sb->ckpt + CP_CKPT_FLAGS);
+	return check_ckpt(sb);
+}
+
+uint32_t f2fs_cp_pack_start(const struct f2fs_sb *sb)
+{
+	return sb->cp_blkaddr + (sb->cur_cp_pack - 1) * sb->blocks_per_seg;
+}
+
+int f2fs_read_orphans(struct f2fs_sb *sb)
+{
+	uint32_t start, nblocks, total = 0;
+	uint8_t *blk;
+	int err = 0;
+
+	if (!f2fs_cp_flag(sb, CP_ORPHAN_PRESENT_FLAG))
+		return 0;
+	start = f2fs_cp_pack_start(sb) + 1 + sb->cp_payload;
+	nblocks = get_le32(sb->ckpt + CP_PACK_START_SUM) - 1 - sb->cp_payload;
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	sb->orphans = calloc((size_t)nblocks * F2FS_ORPHANS_PER_BLOCK + 1, sizeof(uint32_t));
+	if (!sb->orphans) {
+		free(blk);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < nblocks; i++) {
+		uint32_t n;
+
+		err = f2fs_dev_read(sb->dev, start + i, blk, 1);
+		if (err)
+			break;
+		n = get_le32(blk + ORPHAN_ENTRY_COUNT);
+		if (n > F2FS_ORPHANS_PER_BLOCK) {
+			err = f2fs_corrupted(sb, "checkpoint: orphan block %u claims %u entries", i, n);
+			break;
+		}
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t ino = get_le32(blk + 4 * j);
+
+			if (ino < 3 || ino >= sb->max_nid) {
+				err = f2fs_corrupted(sb, "checkpoint: orphan inode %u out of range", ino);
+				goto out;
+			}
+			sb->orphans[total++] = ino;
+		}
+	}
+out:
+	sb->nr_orphans = total;
+	free(blk);
+	return err;
+}

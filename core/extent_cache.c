@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Read extent cache: per inode, a sorted array of non-overlapping
+ * (fofs, blk, len) runs learned from node walks, plus the on-disk largest
+ * extent.  A large sequential read then maps many blocks per lookup
+ * instead of walking the node tree for each one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "f2fs.h"
+
+#define EXTENT_TREE_MAX 8192	/* runs kept per inode */
+
+void f2fs_extent_tree_init(struct f2fs_extent_tree *et, const struct f2fs_extent *largest)
+{
+	memset(et, 0, sizeof(*et));
+	pthread_mutex_init(&et->lock, NULL);
+	if (largest)
+		et->largest = *largest;
+}
+
+void f2fs_extent_tree_destroy(struct f2fs_extent_tree *et)
+{
+	free(et->ext);
+	et->ext = NULL;
+	et->nr = et->cap = 0;
+	pthread_mutex_destroy(&et->lock);
+}
+
+static bool in_extent(const struct f2fs_extent *e, uint32_t lblk)
+{
+	return e->len && lblk >= e->fofs && lblk - e->fofs < e->len;
+}
+
+/* index of the first run with fofs + len > lblk */
+static uint32_t search(const struct f2fs_extent_tree *et, uint32_t lblk)
+{
+	uint32_t lo = 0, hi = et->nr;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t)et->ext[mid].fofs + et->ext[mid].len <= lblk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool f2fs_extent_lookup(struct f2fs_extent_tree *et, uint32_t lblk, struct f2fs_extent *out)
+{
+	bool hit = false;
+	uint32_t i;
+
+	pthread_mutex_lock(&et->lock);
+	if (in_extent(&et->largest, lblk)) {
+		*out = et->largest;
+		hit = true;
+	} else {
+		i = search(et, lblk);
+		if (i < et->nr && in_extent(&et->ext[i], lblk)) {
+			*out = et->ext[i];
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&et->lock);
+	return hit;
+}
+
+void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk, uint32_t len)
+{
+	struct f2fs_extent n = { fofs, blk, len };
+	uint32_t i, j;
+
+	if (!len)
+		return;
+	pthread_mutex_lock(&et->lock);
+	i = search(et, fofs);
+	/* overlapping runs describe the same mapping (the tree is read-only for
+	 * now), so an overlap means we already know this range: keep the old one */
+	if (i < et->nr && et->ext[i].fofs < fofs + len)
+		goto out;
+	/* merge with the neighbours when logically and physically adjacent */
+	if (i > 0) {
+		struct f2fs_extent *p = &et->ext[i - 1];
+
+		if (p->fofs + p->len == fofs && p->blk + p->len == blk) {
+			p->len += len;
+			if (i < et->nr && et->ext[i].fofs == p->fofs + p->len &&
+			    et->ext[i].blk == p->blk + p->len) {
+				p->len += et->ext[i].len;
+				memmove(&et->ext[i], &et->ext[i + 1],
+					(et->nr - i - 1) * sizeof(*et->ext));
+				et->nr--;
+			}
+			goto out;
+		}
+	}
+	if (i < et->nr && et->ext[i].fofs == fofs + len && et->ext[i].blk == blk + len) {
+		et->ext[i].fofs = fofs;
+		et->ext[i].blk = blk;
+		et->ext[i].len += len;
+		goto out;
+	}
+	if (et->nr == EXTENT_TREE_MAX) {
+		/* full: forget everything rather than track recency per run */
+		et->nr = 0;
+		i = 0;
+	}
+	if (et->nr == et->cap) {
+		uint32_t cap = et->cap ? et->cap * 2 : 16;
+		struct f2fs_extent *ne = realloc(et->ext, cap * sizeof(*ne));
+
+		if (!ne)
+			goto out;	/* caching is optional */
+		et->ext = ne;
+		et->cap = cap;
+	}
+	for (j = et->nr; j > i; j--)
+		et->ext[j] = et->ext[j - 1];
+	et->ext[i] = n;
+	et->nr++;
+out:
+	pthread_mutex_unlock(&et->lock);
+}

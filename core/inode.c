@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Inodes: loading an inode block, checking it as the kernel's
+ * sanity_check_inode does, the inode cache, and attributes.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "f2fs.h"
+
+/* kernel: MIN/MAX_INLINE_XATTR_SIZE, in 4-byte words */
+#define MIN_INLINE_XATTR_WORDS	((XATTR_HDR_SIZE + XATTR_ENTRY_HDR_SIZE) / 4)
+#define MAX_INLINE_XATTR_WORDS	(DEF_ADDRS_PER_INODE - F2FS_TOTAL_EXTRA_ATTR_SIZE / 4 - \
+				 DEF_INLINE_RESERVED_SIZE - 40 / 4)
+
+/* Does a field ending at byte `end` of the inode fit in extra_isize? (F2FS_FITS_IN_INODE) */
+static bool fits_in_inode(const struct f2fs_inode *inode, uint32_t end)
+{
+	return end <= I_ADDR + (uint32_t)inode->extra_isize;
+}
+
+uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node)
+{
+	static const uint8_t zero[4];
+	uint32_t crc;
+
+	crc = f2fs_crc32(sb->chksum_seed, node + NF_INO, 4);
+	crc = f2fs_crc32(crc, node + I_GENERATION, 4);
+	crc = f2fs_crc32(crc, node, I_INODE_CHECKSUM);
+	crc = f2fs_crc32(crc, zero, 4);
+	return f2fs_crc32(crc, node + I_INODE_CHECKSUM + 4, F2FS_BLKSIZE - I_INODE_CHECKSUM - 4);
+}
+
+static int decode_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	const uint8_t *n = inode->node;
+	uint32_t ino = inode->ino;
+	uint32_t fmt;
+
+	inode->mode = get_le16(n + I_MODE);
+	inode->advise = n[I_ADVISE];
+	inode->inline_flags = n[I_INLINE];
+	inode->uid = get_le32(n + I_UID);
+	inode->gid = get_le32(n + I_GID);
+	inode->links = get_le32(n + I_LINKS);
+	inode->size = get_le64(n + I_SIZE);
+	inode->blocks = get_le64(n + I_BLOCKS);
+	inode->generation = get_le32(n + I_GENERATION);
+	inode->current_depth = get_le32(n + I_CURRENT_DEPTH);
+	inode->xattr_nid = get_le32(n + I_XATTR_NID);
+	inode->flags = get_le32(n + I_FLAGS);
+	inode->pino = get_le32(n + I_PINO);
+	inode->dir_level = n[I_DIR_LEVEL];
+
+	fmt = inode->mode & S_IFMT;
+	if (fmt != S_IFREG && fmt != S_IFDIR && fmt != S_IFLNK && fmt != S_IFCHR &&
+	    fmt != S_IFBLK && fmt != S_IFIFO && fmt != S_IFSOCK)
+		return f2fs_corrupted(sb, "inode %u: bad file type in mode 0%o", ino, inode->mode);
+
+	if (inode->inline_flags & F2FS_EXTRA_ATTR) {
+		if (!f2fs_has_feature(sb, F2FS_FEATURE_EXTRA_ATTR))
+			return f2fs_corrupted(sb, "inode %u: extra_attr set but the feature is off", ino);
+		inode->extra_isize = get_le16(n + I_EXTRA_ISIZE);
+		if (inode->extra_isize < 4 || inode->extra_isize > F2FS_TOTAL_EXTRA_ATTR_SIZE ||
+		    inode->extra_isize % 4)
+			return f2fs_corrupted(sb, "inode %u: bad i_extra_isize %u", ino,
+					      inode->extra_isize);
+	} else {
+		inode->extra_isize = 0;
+	}
+
+	if (f2fs_has_feature(sb, F2FS_FEATURE_FLEXIBLE_INLINE_XATTR)) {
+		if (!(inode->inline_flags & F2FS_EXTRA_ATTR))
+			return f2fs_corrupted(sb, "inode %u: flexible inline xattr needs extra_attr", ino);
+		inode->inline_xattr_addrs = get_le16(n + I_INLINE_XATTR_SIZE);
+		if ((inode->inline_flags & F2FS_INLINE_XATTR) &&
+		    (inode->inline_xattr_addrs < MIN_INLINE_XATTR_WORDS ||
+		     inode->inline_xattr_addrs > MAX_INLINE_XATTR_WORDS))
+			return f2fs_corrupted(sb, "inode %u: bad i_inline_xattr_size %u", ino,
+					      inode->inline_xattr_addrs);
+		if (inode->inline_xattr_addrs > MAX_INLINE_XATTR_WORDS)
+			return f2fs_corrupted(sb, "inode %u: i_inline_xattr_size %u too large", ino,
+					      inode->inline_xattr_addrs);
+	} else if (inode->inline_flags & (F2FS_INLINE_XATTR | F2FS_INLINE_DENTRY)) {
+		inode->inline_xattr_addrs = DEFAULT_INLINE_XATTR_ADDRS;
+	} else {
+		inode->inline_xattr_addrs = 0;
+	}
+	inode->addrs_per_inode = DEF_ADDRS_PER_INODE - inode->extra_isize / 4 -
+				 inode->inline_xattr_addrs;
+
+	if (f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) && inode->extra_isize &&
+	    fits_in_inode(inode, I_INODE_CHECKSUM + 4)) {
+		uint32_t want = get_le32(n + I_INODE_CHECKSUM);
+		uint32_t got = f2fs_inode_checksum(sb, n);
+
+		if (want != got)
+			return f2fs_corrupted(sb, "inode %u: checksum mismatch (stored 0x%08x, "
+					      "computed 0x%08x)", ino, want, got);
+	}
+
+	if (inode->xattr_nid && (inode->xattr_nid < sb->root_ino || inode->xattr_nid >= sb->max_nid))
+		return f2fs_corrupted(sb, "inode %u: xattr nid %u out of range", ino, inode->xattr_nid);
+
+	if (f2fs_is_compressed(inode)) {
+		if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION) ||
+		    !fits_in_inode(inode, I_COMPRESS_FLAG + 2))
+			return f2fs_corrupted(sb, "inode %u: compressed without compression attrs", ino);
+		inode->compr_blocks = get_le64(n + I_COMPR_BLOCKS);
+		inode->compress_algorithm = n[I_COMPRESS_ALGORITHM];
+		inode->log_cluster_size = n[I_LOG_CLUSTER_SIZE];
+		inode->compress_flag = get_le16(n + I_COMPRESS_FLAG);
+		if (inode->compress_algorithm > COMPRESS_LZORLE ||
+		    inode->log_cluster_size < MIN_COMPRESS_LOG_SIZE ||
+		    inode->log_cluster_size > MAX_COMPRESS_LOG_SIZE)
+			return f2fs_corrupted(sb, "inode %u: bad compression algorithm %u or cluster "
+					      "size %u", ino, inode->compress_algorithm,
+					      inode->log_cluster_size);
+		/* addresses are grouped by cluster (addrs_per_page) */
+		inode->addrs_per_inode &= ~((1u << inode->log_cluster_size) - 1);
+	}
+
+	if ((inode->inline_flags & F2FS_INLINE_DATA) && fmt != S_IFREG && fmt != S_IFLNK)
+		return f2fs_corrupted(sb, "inode %u: inline data on a non-file", ino);
+	if ((inode->inline_flags & F2FS_INLINE_DENTRY) && fmt != S_IFDIR)
+		return f2fs_corrupted(sb, "inode %u: inline dentries on a non-directory", ino);
+	if ((inode->inline_flags & F2FS_INLINE_DATA) && inode->size > f2fs_max_inline_data(inode))
+		return f2fs_corrupted(sb, "inode %u: inline file of %llu bytes exceeds the inline "
+				      "area", ino, (unsigned long long)inode->size);
+	if (fmt == S_IFDIR && inode->current_depth > MAX_DIR_HASH_DEPTH)
+		return f2fs_corrupted(sb, "inode %u: directory depth %u too large", ino,
+				      inode->current_depth);
+	if ((fmt == S_IFREG || fmt == S_IFDIR || fmt == S_IFLNK) &&
+	    !(inode->inline_flags & (F2FS_INLINE_DATA | F2FS_INLINE_DENTRY)) &&
+	    inode->size > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return f2fs_corrupted(sb, "inode %u: i_size %llu beyond the largest file", ino,
+				      (unsigned long long)inode->size);
+	if (inode->blocks == 0)
+		return f2fs_corrupted(sb, "inode %u: i_blocks is zero", ino);
+
+	/* the largest extent is a hint: drop it if it points outside the main area */
+	{
+		struct f2fs_extent largest = {
+			.fofs = get_le32(n + I_EXT), .blk = get_le32(n + I_EXT + 4),
+			.len = get_le32(n + I_EXT + 8),
+		};
+		if (largest.len &&
+		    (!f2fs_valid_main_blkaddr(sb, largest.blk) ||
+		     (uint64_t)largest.blk + largest.len > f2fs_main_end_blkaddr(sb) ||
+		     (uint64_t)largest.fofs + largest.len > f2fs_max_file_blocks(inode))) {
+			f2fs_warn(sb, "inode %u: ignoring invalid largest extent (%u, 0x%x, %u)", ino,
+				  largest.fofs, largest.blk, largest.len);
+			largest.len = 0;
+		}
+		f2fs_extent_tree_init(&inode->et, largest.len ? &largest : NULL);
+	}
+	return 0;
+}
+
+static int load_inode(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+{
+	struct f2fs_inode *inode = calloc(1, sizeof(*inode));
+	int err;
+
+	if (!inode)
+		return -ENOMEM;
+	inode->node = f2fs_alloc_blocks(1);
+	if (!inode->node) {
+		free(inode);
+		return -ENOMEM;
+	}
+	inode->ino = ino;
+	err = f2fs_get_node(sb, ino, inode->node);
+	if (!err && (f2fs_node_ino(inode->node) != ino || f2fs_node_ofs(inode->node) != 0))
+		err = f2fs_corrupted(sb, "inode %u: node block is not an inode (ino %u, offset %u)",
+				     ino, f2fs_node_ino(inode->node), f2fs_node_ofs(inode->node));
+	if (!err)
+		err = decode_inode(sb, inode);
+	if (err) {
+		free(inode->node);
+		free(inode);
+		return err;
+	}
+	pthread_rwlock_init(&inode->lock, NULL);
+	*out = inode;
+	return 0;
+}
+
+static void free_inode(struct f2fs_inode *inode)
+{
+	f2fs_extent_tree_destroy(&inode->et);
+	pthread_rwlock_destroy(&inode->lock);
+	free(inode->node);
+	free(inode);
+}
+
+/* ---- inode cache: hash by ino, LRU of unreferenced inodes ---- */
+
+static void lru_del(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	if (inode->lru_prev)
+		inode->lru_prev->lru_next = inode->lru_next;
+	else
+		sb->lru_head = inode->lru_next;
+	if (inode->lru_next)
+		inode->lru_next->lru_prev = inode->lru_prev;
+	else
+		sb->lru_tail = inode->lru_prev;
+	inode->lru_prev = inode->lru_next = NULL;
+	sb->nr_unused_inodes--;
+}
+
+static void hash_del(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	struct f2fs_inode **pp = &sb->icache[inode->ino % F2FS_ICACHE_BUCKETS];
+
+	while (*pp != inode)
+		pp = &(*pp)->hnext;
+	*pp = inode->hnext;
+	sb->nr_cached_inodes--;
+}
+
+static struct f2fs_inode *icache_find(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *i = sb->icache[ino % F2FS_ICACHE_BUCKETS];
+
+	while (i && i->ino != ino)
+		i = i->hnext;
+	return i;
+}
+
+int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+{
+	struct f2fs_inode *inode, *other;
+	int err;
+
+	pthread_mutex_lock(&sb->icache_lock);
+	inode = icache_find(sb, ino);
+	if (inode) {
+		if (inode->refcount++ == 0)
+			lru_del(sb, inode);
+		pthread_mutex_unlock(&sb->icache_lock);
+		*out = inode;
+		return 0;
+	}
+	pthread_mutex_unlock(&sb->icache_lock);
+
+	/* load without the lock; another thread may race us to it */
+	err = load_inode(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_mutex_lock(&sb->icache_lock);
+	other = icache_find(sb, ino);
+	if (other) {
+		if (other->refcount++ == 0)
+			lru_del(sb, other);
+		pthread_mutex_unlock(&sb->icache_lock);
+		free_inode(inode);
+		*out = other;
+		return 0;
+	}
+	inode->refcount = 1;
+	inode->hnext = sb->icache[ino % F2FS_ICACHE_BUCKETS];
+	sb->icache[ino % F2FS_ICACHE_BUCKETS] = inode;
+	sb->nr_cached_inodes++;
+	pthread_mutex_unlock(&sb->icache_lock);
+	*out = inode;
+	return 0;
+}
+
+void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	struct f2fs_inode *victim = NULL;
+
+	if (!inode)
+		return;
+	pthread_mutex_lock(&sb->icache_lock);
+	if (--inode->refcount == 0) {
+		inode->lru_prev = NULL;
+		inode->lru_next = sb->lru_head;
+		if (sb->lru_head)
+			sb->lru_head->lru_prev = inode;
+		sb->lru_head = inode;
+		if (!sb->lru_tail)
+			sb->lru_tail = inode;
+		sb->nr_unused_inodes++;
+		if (sb->nr_unused_inodes > sb->max_unused_inodes) {
+			victim = sb->lru_tail;
+			lru_del(sb, victim);
+			hash_del(sb, victim);
+		}
+	}
+	pthread_mutex_unlock(&sb->icache_lock);
+	if (victim)
+		free_inode(victim);
+}
+
+void f2fs_icache_destroy(struct f2fs_sb *sb)
+{
+	for (int b = 0; b < F2FS_ICACHE_BUCKETS; b++) {
+		struct f2fs_inode *i = sb->icache[b];
+
+		while (i) {
+			struct f2fs_inode *n = i->hnext;
+
+			free_inode(i);
+			i = n;
+		}
+		sb->icache[b] = NULL;
+	}
+	sb->lru_head = sb->lru_tail = NULL;
+	sb->nr_cached_inodes = sb->nr_unused_inodes = 0;
+}
+
+/* ---- attributes ---- */
+
+/* FS_*_FL bits FS_IOC_GETFLAGS reports (F2FS_GETTABLE_FS_FL); f2fs uses the same values. */
+#define FS_ENCRYPT_FL		0x00000800
+#define FS_INLINE_DATA_FL	0x10000000
+#define FS_NOCOW_FL		0x00800000
+#define FS_VERITY_FL		0x00100000
+#define GETTABLE_FL (F2FS_COMPR_FL | F2FS_SYNC_FL | F2FS_IMMUTABLE_FL | F2FS_APPEND_FL | \
+		     F2FS_NODUMP_FL | F2FS_NOATIME_FL | F2FS_NOCOMP_FL | F2FS_INDEX_FL | \
+		     F2FS_DIRSYNC_FL | F2FS_PROJINHERIT_FL | FS_ENCRYPT_FL | FS_INLINE_DATA_FL | \
+		     FS_NOCOW_FL | FS_VERITY_FL | F2FS_CASEFOLD_FL)
+
+static uint64_t decode_rdev(const struct f2fs_inode *inode)
+{
+	uint32_t old = f2fs_i_addr(inode, 0);
+	uint32_t dev = f2fs_i_addr(inode, 1);
+	uint64_t major, minor;
+
+	if (old) {		/* old_decode_dev */
+		major = (old >> 8) & 0xff;
+		minor = old & 0xff;
+	} else {		/* new_decode_dev */
+		major = (dev & 0xfff00) >> 8;
+		minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+	}
+	return f2fs_plat_makedev((uint32_t)major, (uint32_t)minor);
+}
+
+void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f2fs_stat *st)
+{
+	const uint8_t *n = inode->node;
+	uint32_t fmt = inode->mode & S_IFMT;
+	uint32_t flags = inode->flags;
+
+	memset(st, 0, sizeof(*st));
+	st->ino = inode->ino;
+	st->mode = inode->mode;
+	st->nlink = inode->links;
+	st->uid = inode->uid;
+	st->gid = inode->gid;
+	st->size = inode->size;
+	/* on disk i_blocks counts the inode block itself; the kernel hides it */
+	st->blocks = (inode->blocks - 1) * (F2FS_BLKSIZE / 512);
+	st->blksize = F2FS_BLKSIZE;
+	st->atime.sec = (int64_t)get_le64(n + I_ATIME);
+	st->atime.nsec = get_le32(n + I_ATIME_NSEC);
+	st->mtime.sec = (int64_t)get_le64(n + I_MTIME);
+	st->mtime.nsec = get_le32(n + I_MTIME_NSEC);
+	st->ctime.sec = (int64_t)get_le64(n + I_CTIME);
+	st->ctime.nsec = get_le32(n + I_CTIME_NSEC);
+	if (f2fs_has_feature(sb, F2FS_FEATURE_INODE_CRTIME) && fits_in_inode(inode, I_CRTIME_NSEC + 4)) {
+		st->has_crtime = true;
+		st->crtime.sec = (int64_t)get_le64(n + I_CRTIME);
+		st->crtime.nsec = get_le32(n + I_CRTIME_NSEC);
+	}
+	if (fmt == S_IFCHR || fmt == S_IFBLK)
+		st->rdev = decode_rdev(inode);
+	if (f2fs_is_encrypted(inode))
+		flags |= FS_ENCRYPT_FL;
+	if (inode->advise & FADVISE_VERITY_BIT)
+		flags |= FS_VERITY_FL;
+	if (inode->inline_flags & (F2FS_INLINE_DATA | F2FS_INLINE_DENTRY))
+		flags |= FS_INLINE_DATA_FL;
+	if (inode->inline_flags & F2FS_PIN_FILE)
+		flags |= FS_NOCOW_FL;
+	st->flags = flags & GETTABLE_FL;
+	st->generation = inode->generation;
+}

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Superblock: reading and checking both copies, feature policy, the mount
+ * and unmount sequence, statfs, and the core's message functions.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "f2fs.h"
+
+/* ---- messages ---- */
+
+static void vmsg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, va_list ap)
+{
+	static const char *const prefix[] = { "error", "warning", "info", "debug" };
+	char buf[512];
+
+	if (sb && (int)lvl > sb->opts.log_level)
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (sb && sb->opts.log)
+		sb->opts.log(sb->opts.log_arg, lvl, buf);
+	else
+		fprintf(stderr, "f2fs-fuse: %s: %s\n", prefix[lvl], buf);
+}
+
+void f2fs_msg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(sb, lvl, fmt, ap);
+	va_end(ap);
+}
+
+int f2fs_corrupted(struct f2fs_sb *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(sb, F2FS_LOG_ERR, fmt, ap);
+	va_end(ap);
+	if (sb)
+		atomic_store(&sb->need_fsck, true);
+	return -EUCLEAN;
+}
+
+const char *f2fs_version_string(void)
+{
+#ifdef F2FS_FUSE_VERSION
+	return F2FS_FUSE_VERSION;
+#else
+	return "unknown";
+#endif
+}
+
+/* ---- features ---- */
+
+static const struct {
+	uint32_t bit;
+	const char *name;
+	bool supported;		/* by this read path */
+} feature_table[] = {
+	{ F2FS_FEATURE_ENCRYPT, "encrypt", true },
+	{ F2FS_FEATURE_BLKZONED, "blkzoned", false },
+	{ F2FS_FEATURE_ATOMIC_WRITE, "atomic_write", true },
+	{ F2FS_FEATURE_EXTRA_ATTR, "extra_attr", true },
+	{ F2FS_FEATURE_PRJQUOTA, "project_quota", true },
+	{ F2FS_FEATURE_INODE_CHKSUM, "inode_checksum", true },
+	{ F2FS_FEATURE_FLEXIBLE_INLINE_XATTR, "flexible_inline_xattr", true },
+	{ F2FS_FEATURE_QUOTA_INO, "quota_ino", true },
+	{ F2FS_FEATURE_INODE_CRTIME, "inode_crtime", true },
+	{ F2FS_FEATURE_LOST_FOUND, "lost_found", true },
+	{ F2FS_FEATURE_VERITY, "verity", true },
+	{ F2FS_FEATURE_SB_CHKSUM, "sb_checksum", true },
+	{ F2FS_FEATURE_CASEFOLD, "casefold", false },
+	{ F2FS_FEATURE_COMPRESSION, "compression", true },
+	{ F2FS_FEATURE_RO, "ro", true },
+	{ F2FS_FEATURE_DEVICE_ALIAS, "device_alias", false },
+	{ F2FS_FEATURE_PACKED_SSA, "packed_ssa", true },
+};
+
+static int check_features(struct f2fs_sb *sb)
+{
+	uint32_t known = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(feature_table); i++) {
+		known |= feature_table[i].bit;
+		if ((sb->feature & feature_table[i].bit) && !feature_table[i].supported) {
+			f2fs_err(sb, "superblock: feature \"%s\" is not supported",
+				 feature_table[i].name);
+			return -EOPNOTSUPP;
+		}
+	}
+	if (sb->feature & ~known) {
+		f2fs_err(sb, "superblock: unknown incompatible feature bits 0x%x",
+			 sb->feature & ~known);
+		return -EOPNOTSUPP;
+	}
+	if (f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
+		f2fs_warn(sb, "verity files are readable but their Merkle trees are not checked");
+	return 0;
+}
+
+/* ---- superblock ---- */
+
+static int sb_invalid(struct f2fs_sb *sb, int idx, const char *what)
+{
+	f2fs_warn(sb, "superblock %d: %s", idx, what);
+	return -EINVAL;
+}
+
+/* The kernel's sanity_check_raw_super, for one copy. */
+static int check_raw_super(struct f2fs_sb *sb, const uint8_t *raw, int idx, uint64_t dev_blocks)
+{
+	uint32_t log_sectorsize = get_le32(raw + SB_LOG_SECTORSIZE);
+	uint32_t log_spb = get_le32(raw + SB_LOG_SECTORS_PER_BLOCK);
+	uint32_t segs_per_sec = get_le32(raw + SB_SEGS_PER_SEC);
+	uint32_t secs_per_zone = get_le32(raw + SB_SECS_PER_ZONE);
+	uint32_t seg_count = get_le32(raw + SB_SEGMENT_COUNT);
+	uint32_t seg_main = get_le32(raw + SB_SEGMENT_COUNT_MAIN);
+	uint32_t sec_count = get_le32(raw + SB_SECTION_COUNT);
+	uint32_t seg0 = get_le32(raw + SB_SEGMENT0_BLKADDR);
+	uint32_t cp = get_le32(raw + SB_CP_BLKADDR), sit = get_le32(raw + SB_SIT_BLKADDR);
+	uint32_t nat = get_le32(raw + SB_NAT_BLKADDR), ssa = get_le32(raw + SB_SSA_BLKADDR);
+	uint32_t main_blk = get_le32(raw + SB_MAIN_BLKADDR);
+	uint32_t n_ckpt = get_le32(raw + SB_SEGMENT_COUNT_CKPT);
+	uint32_t n_sit = get_le32(raw + SB_SEGMENT_COUNT_SIT);
+	uint32_t n_nat = get_le32(raw + SB_SEGMENT_COUNT_NAT);
+	uint32_t n_ssa = get_le32(raw + SB_SEGMENT_COUNT_SSA);
+	uint64_t block_count = get_le64(raw + SB_BLOCK_COUNT);
+	uint64_t end;
+
+	if (get_le32(raw + SB_MAGIC) != F2FS_SUPER_MAGIC)
+		return sb_invalid(sb, idx, "bad magic");
+	if (get_le32(raw + SB_FEATURE) & F2FS_FEATURE_SB_CHKSUM) {
+		uint32_t off = get_le32(raw + SB_CHECKSUM_OFFSET);
+
+		if (off != SB_CRC)
+			return sb_invalid(sb, idx, "bad checksum offset");
+		if (f2fs_chksum(raw, off) != get_le32(raw + off))
+			return sb_invalid(sb, idx, "checksum mismatch");
+	}
+	if (get_le32(raw + SB_LOG_BLOCKSIZE) != F2FS_BLKSIZE_BITS)
+		return sb_invalid(sb, idx, "block size is not 4096 bytes (unsupported)");
+	if (get_le32(raw + SB_LOG_BLOCKS_PER_SEG) != 9)
+		return sb_invalid(sb, idx, "segment size is not 512 blocks");
+	if (log_sectorsize < 9 || log_sectorsize > F2FS_BLKSIZE_BITS ||
+	    log_spb + log_sectorsize != F2FS_BLKSIZE_BITS)
+		return sb_invalid(sb, idx, "bad sector size");
+	if (!segs_per_sec || segs_per_sec > seg_count || !secs_per_zone ||
+	    secs_per_zone > sec_count)
+		return sb_invalid(sb, idx, "bad section or zone size");
+	if (seg_count < F2FS_MIN_SEGMENTS || seg_count > F2FS_MAX_SEGMENT)
+		return sb_invalid(sb, idx, "bad segment count");
+	if (!seg_main || seg_main > seg_count || seg_main % segs_per_sec ||
+	    sec_count != seg_main / segs_per_sec)
+		return sb_invalid(sb, idx, "bad main area segment or section count");
+	if (n_ckpt < 2 || !n_sit || n_sit % 2 || !n_nat || n_nat % 2 || !n_ssa ||
+	    (uint64_t)n_ckpt + n_sit + n_nat + n_ssa + seg_main > seg_count)
+		return sb_invalid(sb, idx, "bad metadata area segment counts");
+	/* areas must follow each other: CP | SIT | NAT | SSA | MAIN */
+	if (cp != seg0 || sit != cp + (n_ckpt << 9) || nat != sit + (n_sit << 9) ||
+	    ssa != nat + (n_nat << 9) || main_blk != ssa + (n_ssa << 9))
+		return sb_invalid(sb, idx, "metadata area boundaries are inconsistent");
+	end = (uint64_t)seg0 + ((uint64_t)seg_count << 9);
+	if ((uint64_t)main_blk + ((uint64_t)seg_main << 9) > end)
+		return sb_invalid(sb, idx, "main area ends past the last segment");
+	if (seg_count > (block_count >> 9) || block_count > ((uint64_t)1 << 32))
+		return sb_invalid(sb, idx, "segment count exceeds the block count");
+	if (dev_blocks < (uint64_t)main_blk + ((uint64_t)seg_main << 9))
+		return sb_invalid(sb, idx, "the device is smaller than the filesystem");
+	if (get_le32(raw + SB_ROOT_INO) != 3 || get_le32(raw + SB_NODE_INO) != 1 ||
+	    get_le32(raw + SB_META_INO) != 2)
+		return sb_invalid(sb, idx, "bad reserved inode numbers");
+	if (get_le32(raw + SB_CP_PAYLOAD) > (1u << 9) - 16)
+		return sb_invalid(sb, idx, "checkpoint payload too large");
+	if (get_le32(raw + SB_EXTENSION_COUNT) > F2FS_MAX_EXTENSION ||
+	    raw[SB_HOT_EXT_COUNT] > F2FS_MAX_EXTENSION ||
+	    get_le32(raw + SB_EXTENSION_COUNT) + raw[SB_HOT_EXT_COUNT] > F2FS_MAX_EXTENSION)
+		return sb_invalid(sb, idx, "bad extension count");
+	return 0;
+}
+
+static int read_super(struct f2fs_sb *sb)
+{
+	uint8_t *blk = f2fs_alloc_blocks(2);
+	uint64_t dev_blocks = f2fs_dev_nr_blocks(sb->dev);
+	int err, idx;
+
+	if (!blk)
+		return -ENOMEM;
+	if (dev_blocks < 2) {
+		free(blk);
+		f2fs_err(sb, "superblock: device too small (%llu bytes)",
+			 (unsigned long long)(dev_blocks * F2FS_BLKSIZE));
+		return -EINVAL;
+	}
+	err = f2fs_dev_read(sb->dev, 0, blk, 2);
+	if (err) {
+		free(blk);
+		f2fs_err(sb, "superblock: read failed: %s", strerror(-err));
+		return err;
+	}
+	/* Like the kernel: the first valid copy wins. */
+	for (idx = 0; idx < 2; idx++) {
+		const uint8_t *raw = blk + idx * F2FS_BLKSIZE + F2FS_SUPER_OFFSET;
+
+		if (check_raw_super(sb, raw, idx, dev_blocks) == 0) {
+			memcpy(sb->raw_sb, raw, F2FS_SB_SIZE);
+			break;
+		}
+	}
+	free(blk);
+	if (idx == 2) {
+		f2fs_err(sb, "superblock: no valid superblock found (not an f2fs image?)");
+		return -EINVAL;
+	}
+	if (idx == 1)
+		f2fs_warn(sb, "superblock: first copy is invalid, using the second");
+	sb->valid_sb_index = idx;
+	return 0;
+}
+
+static int init_geometry(struct f2fs_sb *sb)
+{
+	const uint8_t *raw = sb->raw_sb;
+
+	sb->feature = get_le32(raw + SB_FEATURE);
+	sb->log_blocks_per_seg = get_le32(raw + SB_LOG_BLOCKS_PER_SEG);
+	sb->blocks_per_seg = 1u << sb->log_blocks_per_seg;
+	sb->segs_per_sec = get_le32(raw + SB_SEGS_PER_SEC);
+	sb->secs_per_zone = get_le32(raw + SB_SECS_PER_ZONE);
+	sb->block_count = get_le64(raw + SB_BLOCK_COUNT);
+	sb->segment_count = get_le32(raw + SB_SEGMENT_COUNT);
+	sb->segment_count_main = get_le32(raw + SB_SEGMENT_COUNT_MAIN);
+	sb->section_count = get_le32(raw + SB_SECTION_COUNT);
+	sb->segment_count_sit = get_le32(raw + SB_SEGMENT_COUNT_SIT);
+	sb->segment_count_nat = get_le32(raw + SB_SEGMENT_COUNT_NAT);
+	sb->segment0_blkaddr = get_le32(raw + SB_SEGMENT0_BLKADDR);
+	sb->cp_blkaddr = get_le32(raw + SB_CP_BLKADDR);
+	sb->sit_blkaddr = get_le32(raw + SB_SIT_BLKADDR);
+	sb->nat_blkaddr = get_le32(raw + SB_NAT_BLKADDR);
+	sb->ssa_blkaddr = get_le32(raw + SB_SSA_BLKADDR);
+	sb->main_blkaddr = get_le32(raw + SB_MAIN_BLKADDR);
+	sb->root_ino = get_le32(raw + SB_ROOT_INO);
+	sb->node_ino = get_le32(raw + SB_NODE_INO);
+	sb->meta_ino = get_le32(raw + SB_META_INO);
+	sb->cp_payload = get_le32(raw + SB_CP_PAYLOAD);
+	memcpy(sb->uuid, raw + SB_UUID, 16);
+	sb->chksum_seed = f2fs_crc32(0xFFFFFFFFu, sb->uuid, 16);
+	sb->max_nid = NAT_ENTRY_PER_BLOCK * ((sb->segment_count_nat / 2) << sb->log_blocks_per_seg);
+
+	for (int i = 0; i < MAX_DEVICES; i++) {
+		if (raw[SB_DEVS + i * F2FS_DEVICE_SIZE]) {
+			f2fs_err(sb, "superblock: multi-device filesystems are not supported");
+			return -EOPNOTSUPP;
+		}
+	}
+	return check_features(sb);
+}
+
+static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
+{
+	struct f2fs_sb *sb = calloc(1, sizeof(*sb));
+
+	if (!sb)
+		return NULL;
+	if (opts)
+		sb->opts = *opts;
+	else
+		sb->opts.log_level = F2FS_LOG_INFO;
+	pthread_mutex_init(&sb->icache_lock, NULL);
+	sb->max_unused_inodes = 4096;
+	return sb;
+}
+
+static int fill_super(struct f2fs_sb *sb)
+{
+	size_t csize = sb->opts.cache_size ? sb->opts.cache_size : F2FS_DEFAULT_CACHE_SIZE;
+	int err;
+
+	sb->cache = f2fs_cache_create(csize);
+	if (!sb->cache)
+		return -ENOMEM;
+	err = read_super(sb);
+	if (err)
+		return err;
+	err = init_geometry(sb);
+	if (err)
+		return err;
+	err = f2fs_get_valid_checkpoint(sb);
+	if (err)
+		return err;
+	err = f2fs_build_segment_manager(sb);
+	if (err)
+		return err;
+	err = f2fs_read_orphans(sb);
+	if (err)
+		return err;
+	if (f2fs_cp_flag(sb, CP_FSCK_FLAG))
+		f2fs_warn(sb, "checkpoint: the filesystem is marked as needing fsck");
+	if (f2fs_cp_flag(sb, CP_ERROR_FLAG))
+		f2fs_warn(sb, "checkpoint: the filesystem recorded an error; run fsck.f2fs");
+
+	/* Roll-forward: this version only detects fsync()ed data; it cannot replay it yet. */
+	if (!sb->opts.norecovery) {
+		uint32_t n = 0;
+
+		err = f2fs_find_fsync_dnodes(sb, &n);
+		if (err)
+			return err;
+		if (n) {
+			sb->recovery_pending = true;
+			sb->nr_fsync_dnodes = n;
+			f2fs_warn(sb, "roll-forward recovery is pending: %u fsync()ed node block(s) "
+				  "after the last checkpoint are not shown; the mount shows the "
+				  "checkpointed state", n);
+		}
+	}
+	if (sb->nr_orphans)
+		f2fs_info(sb, "%u orphan inode(s) are left for a read-write mount to free",
+			  sb->nr_orphans);
+
+	/* the root must be a directory */
+	{
+		struct f2fs_inode *root;
+
+		err = f2fs_iget(sb, sb->root_ino, &root);
+		if (err) {
+			f2fs_err(sb, "root inode %u cannot be read", sb->root_ino);
+			return err;
+		}
+		if ((root->mode & 0170000) != 0040000)
+			err = f2fs_corrupted(sb, "root inode %u is not a directory", sb->root_ino);
+		f2fs_iput(sb, root);
+	}
+	return err;
+}
+
+static void sb_free(struct f2fs_sb *sb)
+{
+	f2fs_icache_destroy(sb);
+	f2fs_destroy_segment_manager(sb);
+	free(sb->ckpt);
+	free(sb->sit_bitmap_buf);
+	free(sb->orphans);
+	if (sb->cache)
+		f2fs_cache_destroy(sb->cache);
+	f2fs_dev_close(sb->dev);
+	pthread_mutex_destroy(&sb->icache_lock);
+	free(sb);
+}
+
+static int mount_common(struct f2fs_sb *sb, struct f2fs_sb **out)
+{
+	int err = fill_super(sb);
+
+	if (err) {
+		sb_free(sb);
+		return err;
+	}
+	*out = sb;
+	return 0;
+}
+
+int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs_sb **out)
+{
+	struct f2fs_sb *sb = sb_alloc(opts);
+	int err;
+
+	if (!sb)
+		return -ENOMEM;
+	if (!sb->opts.readonly) {
+		f2fs_err(sb, "read-write mounts are not supported yet");
+		sb_free(sb);
+		return -EROFS;
+	}
+	err = f2fs_dev_open(path, sb->opts.readonly, sb->opts.direct, &sb->dev);
+	if (err) {
+		f2fs_err(sb, "cannot open %s: %s", path, strerror(-err));
+		sb_free(sb);
+		return err;
+	}
+	return mount_common(sb, out);
+}
+
+int f2fs_mount_mem(const void *buf, size_t len, const struct f2fs_mount_opts *opts,
+		   struct f2fs_sb **out)
+{
+	struct f2fs_sb *sb = sb_alloc(opts);
+	int err;
+
+	if (!sb)
+		return -ENOMEM;
+	sb->opts.readonly = true;
+	err = f2fs_dev_open_mem(buf, len, &sb->dev);
+	if (err) {
+		sb_free(sb);
+		return err;
+	}
+	return mount_common(sb, out);
+}
+
+void f2fs_umount(struct f2fs_sb *sb)
+{
+	if (sb)
+		sb_free(sb);
+}
+
+uint32_t f2fs_root_ino(const struct f2fs_sb *sb)
+{
+	return sb->root_ino;
+}
+
+bool f2fs_recovery_pending(const struct f2fs_sb *sb)
+{
+	return sb->recovery_pending;
+}
+
+/* As the kernel's f2fs_statfs, with no reserved blocks configured. */
+int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st)
+{
+	uint64_t user_blocks = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	uint64_t valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
+	uint64_t valid_nodes = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
+	uint64_t total_nodes = (uint64_t)sb->max_nid;
+	uint64_t avail_nodes = total_nodes > 3 ? total_nodes - 3 : 0;
+
+	memset(st, 0, sizeof(*st));
+	st->bsize = F2FS_BLKSIZE;
+	st->blocks = sb->block_count - sb->segment0_blkaddr;
+	st->bfree = user_blocks > valid_blocks ? user_blocks - valid_blocks : 0;
+	st->bavail = st->bfree;
+	if (avail_nodes > user_blocks) {
+		st->files = user_blocks;
+		st->ffree = st->bfree;
+	} else {
+		st->files = avail_nodes;
+		st->ffree = F2FS_MIN(avail_nodes > valid_nodes ? avail_nodes - valid_nodes : 0,
+				     st->bfree);
+	}
+	st->namemax = F2FS_NAME_LEN;
+	memcpy(st->uuid, sb->uuid, 16);
+	return 0;
+}
+
+void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	f2fs_dev_get_stats(sb->dev, st);
+	f2fs_cache_stats(sb->cache, &st->cache_hits, &st->cache_misses);
+}
