@@ -78,5 +78,11 @@ uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len)
 		p += 16;
 		len -= 16;
 	}
-	return buf[0] & ~F2FS_HASH_COL_BIT;
+	/*
+	 * The kernel masks with ~F2FS_HASH_COL_BIT, but that bit is bit 63
+	 * (a 64-bit constant), so on this 32-bit value the mask is a no-op:
+	 * all 32 bits are stored on disk.  Masking bit 31 would make about
+	 * half of all lookups miss.
+	 */
+	return buf[0];
 }
