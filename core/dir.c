@@ -41,11 +41,6 @@ struct dentry_info {
 	const uint8_t *name;
 };
 
-static inline bool test_bit_le(uint32_t nr, const uint8_t *map)
-{
-	return (map[nr >> 3] >> (nr & 7)) & 1;
-}
-
 static uint32_t dir_buckets(uint32_t level, uint32_t dir_level)
 {
 	if (level + dir_level < MAX_DIR_HASH_DEPTH / 2)
@@ -101,7 +96,7 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 		const uint8_t *raw;
 		uint32_t slots;
 
-		if (!test_bit_le(bit, d->bitmap)) {
+		if (!f2fs_test_bit_le(bit, d->bitmap)) {
 			bit++;
 			continue;
 		}
