@@ -233,8 +233,10 @@ def fsck_check(image):
     r = run(["fsck.f2fs", "-f", "--dry-run", image])
     probs = fsck_problems(r.stdout, r.returncode)
     if probs:
+        shown = probs[:10] + (["... %d more" % (len(probs) - 10)] if len(probs) > 10 else [])
+        tail = r.stdout if len(r.stdout) < 6000 else "...\n" + r.stdout[-6000:]
         raise AssertionError("fsck.f2fs finds problems in %s: %s\n%s"
-                             % (image, "; ".join(probs), r.stdout))
+                             % (image, "; ".join(shown), tail))
     return r.stdout
 
 

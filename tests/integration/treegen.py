@@ -17,6 +17,13 @@ What it does not keep, and so is excluded from the comparison:
   - directory link counts are not copied but computed, as f2fs does: 2 +
     the number of subdirectories (compared against that);
   - xattrs, device nodes, fifos and sockets (the tree has none).
+
+A bug in sload.f2fs 1.15 kept out of the trees: on images with extra_attr
+it stores symlinks of 3465 to about 3690 bytes inline although only 3464
+bytes fit there (its inode has a 24-byte extra area and 200 bytes of inline
+xattrs), so the target is cut to 3464 bytes and runs into the inline xattr
+area (fsck.f2fs does not notice). Profiles for extra_attr images skip those
+lengths (symlink_skip).
 """
 
 import os
@@ -27,8 +34,10 @@ INLINE_LIMITS = (3452, 3488)          # inline data limits with/without extra_at
 
 class Profile:
     def __init__(self, name, bigdir=3000, depth=40, random_files=200,
-                 big_sizes=(1 << 20, 3 * (1 << 20) + 123), random_max=20000):
+                 big_sizes=(1 << 20, 3 * (1 << 20) + 123), random_max=20000,
+                 symlink_skip=None):
         self.name = name
+        self.symlink_skip = symlink_skip
         self.bigdir = bigdir
         self.depth = depth
         self.random_files = random_files
@@ -39,11 +48,14 @@ class Profile:
 PROFILES = {
     # about 14 MiB of data and metadata: fits the 256 MiB and larger images.
     "full": Profile("full"),
+    # the same for extra_attr images, without the symlink lengths sload
+    # gets wrong there (see the module docstring)
+    "full-extra": Profile("full-extra", symlink_skip=(3465, 3700)),
     # fits a 64 MiB image: after overprovisioning only a few MiB are
     # usable, and sload.f2fs 1.15 aborts (assertion in
-    # move_one_curseg_info) when it runs short; 600 bigdir entries already
-    # fail there.
-    "small": Profile("small", bigdir=300, depth=40, random_files=40,
+    # move_one_curseg_info) or leaves a broken image when it runs short;
+    # about 350 bigdir entries already fail there.
+    "small": Profile("small", bigdir=150, depth=40, random_files=30,
                      big_sizes=(1 << 20,), random_max=9000),
 }
 
@@ -53,7 +65,7 @@ SIZES = sorted({0, 1, 2, 7, 100, 511, 512, 1000,
                 12287, 12288, 65535, 65536, 65537, 200000})
 
 SYMLINK_LENGTHS = (1, 2, 59, 60, 61, 100, 255, 1000, 3451, 3452, 3453,
-                   3487, 3488, 3489, 4000, 4094, 4095)
+                   3463, 3464, 3465, 3487, 3488, 3489, 3700, 4000, 4094, 4095)
 
 MTIME_SPECIAL = (0, 1, 2 ** 31 - 1, 2 ** 31, 4102444800, 2 ** 32 - 1)
 
@@ -165,6 +177,8 @@ def generate(root, seed=1, profile="full"):
     # symlinks, short to 4095 bytes, dangling and not
     os.mkdir(j("links"))
     for ln in SYMLINK_LENGTHS:
+        if prof.symlink_skip and prof.symlink_skip[0] <= ln < prof.symlink_skip[1]:
+            continue
         target = ("../sizes/size-4096/" + _name(rng, ln))[:ln]
         os.symlink(target, j("links", "len-%d" % ln))
     os.symlink("../sizes/size-100", j("links", "to-file"))

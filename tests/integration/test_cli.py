@@ -1,0 +1,130 @@
+"""The command line: version, help, refusing read-write mounts and bad
+images, and background (daemonized) mounting."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+import fsutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAKEFILE = os.path.join(HERE, "..", "..", "Makefile")
+
+
+def _version_from_makefile():
+    with open(MAKEFILE) as f:
+        m = re.search(r"^VERSION\s*:?=\s*(\S+)", f.read(), re.M)
+    return m.group(1) if m else None
+
+
+def _run(argv, timeout=30):
+    return fsutil.run(argv, timeout=timeout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _no_sanitizer(r):
+    rep = fsutil.sanitizer_report(r.stdout + r.stderr)
+    assert rep is None, rep
+
+
+def test_version(f2fs_fuse):
+    r = _run([f2fs_fuse, "-V"])
+    _no_sanitizer(r)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "f2fs-fuse" in out
+    ver = _version_from_makefile()
+    assert ver and ver in out, out
+
+
+def test_help(f2fs_fuse):
+    for flag in ("-h", "--help"):
+        r = _run([f2fs_fuse, flag])
+        _no_sanitizer(r)
+        assert r.returncode == 0, r.stderr
+        out = r.stdout + r.stderr
+        assert re.search(r"usage", out, re.I), out
+        for word in ("ro", "norecovery", "cache_size", "fsname", "umask"):
+            assert word in out, "help does not mention %s:\n%s" % (word, out)
+
+
+def test_no_arguments_fails(f2fs_fuse):
+    r = _run([f2fs_fuse])
+    _no_sanitizer(r)
+    assert r.returncode != 0
+
+
+def test_read_write_mount_refused(f2fs_fuse, fixture_image, tmp_path):
+    img = fixture_image("recovery")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    for opts in ([], ["-o", "rw"], ["-o", "allow_other"]):
+        r = _run([f2fs_fuse, "-f"] + opts + [img, str(mnt)])
+        try:
+            _no_sanitizer(r)
+            assert r.returncode != 0, "mount without -o ro was accepted: %s" % opts
+            msg = r.stderr + r.stdout
+            assert re.search(r"read-only|\bro\b|read-write|\brw\b", msg, re.I), \
+                "no clear message for %s: %r" % (opts, msg)
+            assert not fsutil.is_fuse_mount(mnt)
+        finally:
+            if fsutil.is_fuse_mount(mnt):
+                fsutil.run(["fusermount3", "-u", "-z", str(mnt)])
+
+
+@pytest.mark.parametrize("what", ["zeros", "random", "missing", "tiny"])
+def test_bad_image_refused(f2fs_fuse, tmp_path, what):
+    img = tmp_path / "bad.img"
+    if what == "zeros":
+        with open(img, "wb") as f:
+            f.truncate(64 << 20)
+    elif what == "random":
+        img.write_bytes(os.urandom(1 << 20))
+    elif what == "tiny":
+        img.write_bytes(b"\x10\x20\xf5\xf2" * 100)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    r = _run([f2fs_fuse, "-f", "-o", "ro", str(img), str(mnt)])
+    try:
+        _no_sanitizer(r)
+        assert r.returncode != 0
+        assert (r.stderr + r.stdout).strip(), "refused without a message"
+        assert not fsutil.is_fuse_mount(mnt)
+    finally:
+        if fsutil.is_fuse_mount(mnt):
+            fsutil.run(["fusermount3", "-u", "-z", str(mnt)])
+
+
+def test_background_mount(f2fs_fuse, fixture_image, tmp_path):
+    """Without -f the daemon detaches once mounted (what `make demo` uses)."""
+    img = fixture_image("recovery")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    r = _run([f2fs_fuse, "-o", "ro", img, str(mnt)])
+    try:
+        _no_sanitizer(r)
+        assert r.returncode == 0, r.stderr
+        deadline = time.monotonic() + 10
+        while not fsutil.is_fuse_mount(mnt) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fsutil.is_fuse_mount(mnt)
+        assert sorted(os.listdir(mnt)) == ["base", "other"]
+    finally:
+        if fsutil.is_fuse_mount(mnt):
+            u = fsutil.run(["fusermount3", "-u", str(mnt)])
+            assert u.returncode == 0, u.stdout
+    deadline = time.monotonic() + 10
+    while fsutil.is_fuse_mount(mnt) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not fsutil.is_fuse_mount(mnt)
+
+
+def test_fsname_option(mount, fixture_image):
+    img = fixture_image("recovery")
+    with mount(img, options=("ro", "fsname=myf2fs")) as m:
+        with open("/proc/self/mountinfo") as f:
+            line = [ln for ln in f if " %s " % m.path in ln][-1]
+        source = line.split(" - ")[1].split()[1]
+        assert source == "myf2fs", line
