@@ -7,7 +7,9 @@ F2FS_FIXTURES   folder of the kernel-written reference images
 
 import contextlib
 import os
+import signal
 import subprocess
+import threading
 
 import pytest
 
@@ -34,6 +36,32 @@ FIXTURES = _fixtures_dir()
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
     config.addinivalue_line("markers", "needs_binary: mounts through f2fs-fuse")
+
+
+TEST_TIMEOUT = float(os.environ.get("F2FS_TEST_TIMEOUT", "300"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """A per-test time limit (doubled for tests marked slow). When it runs
+    out, the daemons are killed, so calls blocked on a hung mount return,
+    and a few seconds later the test is failed if it is still running."""
+    limit = TEST_TIMEOUT * (2 if item.get_closest_marker("slow") else 1)
+    timer = threading.Timer(limit, fsutil.kill_all_daemons)
+    timer.daemon = True
+
+    def on_alarm(signum, frame):
+        pytest.fail("test did not finish within %.0f s" % limit, pytrace=False)
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    timer.start()
+    signal.setitimer(signal.ITIMER_REAL, limit + 10)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        timer.cancel()
 
 
 @pytest.fixture(scope="session")

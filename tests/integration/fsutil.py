@@ -74,6 +74,20 @@ class MountError(AssertionError):
     pass
 
 
+LIVE = set()      # Mounts whose daemon may still run (for the test watchdog)
+
+
+def kill_all_daemons():
+    """SIGKILL every daemon still running: a hung daemon then fails the
+    requests blocked on it (ENOTCONN) instead of hanging the run."""
+    for m in list(LIVE):
+        if m.proc and m.proc.poll() is None:
+            try:
+                os.killpg(m.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 class Mount:
     """A running `f2fs-fuse -f` daemon with its mount point."""
 
@@ -110,6 +124,7 @@ class Mount:
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
                                      stdout=self._logf, stderr=subprocess.STDOUT,
                                      start_new_session=True)
+        LIVE.add(self)
         deadline = time.monotonic() + MOUNT_TIMEOUT
         while time.monotonic() < deadline:
             if is_fuse_mount(self.path):
@@ -126,6 +141,7 @@ class Mount:
                          % (" ".join(self.argv), MOUNT_TIMEOUT, self.stderr()))
 
     def _close_log(self):
+        LIVE.discard(self)
         if self._logf:
             self._logf.close()
             self._logf = None

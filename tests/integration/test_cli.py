@@ -128,3 +128,35 @@ def test_fsname_option(mount, fixture_image):
             line = [ln for ln in f if " %s " % m.path in ln][-1]
         source = line.split(" - ")[1].split()[1]
         assert source == "myf2fs", line
+
+
+def test_mount_fuse3_helper(f2fs_fuse, fixture_image, tmp_path):
+    """`mount -t fuse.f2fs-fuse IMG MNT -o ro` goes through mount.fuse3,
+    which runs `f2fs-fuse IMG MNT -o ...` found on PATH."""
+    img = fixture_image("recovery")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    env = dict(os.environ, PATH=os.path.dirname(f2fs_fuse) + ":" + os.environ.get("PATH", ""))
+    r = fsutil.run(["mount.fuse3", img, str(mnt), "-t", "f2fs-fuse", "-o", "ro"], env=env,
+                   timeout=30)
+    try:
+        assert r.returncode == 0, r.stdout
+        assert fsutil.mount_fstype(mnt) == "fuse.f2fs-fuse"
+        assert sorted(os.listdir(mnt)) == ["base", "other"]
+    finally:
+        if fsutil.is_fuse_mount(mnt):
+            assert fsutil.run(["fusermount3", "-u", str(mnt)]).returncode == 0
+
+
+def test_uid_gid_umask_options(mount, fixture_image):
+    with mount(fixture_image("recovery"), options=("ro", "uid=1234", "gid=5678", "umask=027")) as m:
+        seen = 0
+        for dirpath, dirnames, filenames in os.walk(m.path):
+            for n in [dirpath] + [os.path.join(dirpath, x) for x in filenames]:
+                st = os.lstat(n)
+                assert (st.st_uid, st.st_gid) == (1234, 5678), n
+                assert st.st_mode & 0o027 == 0, (n, oct(st.st_mode))
+                seen += 1
+        assert seen >= 10
+        st = os.lstat(os.path.join(m.path, "base", "untouched"))
+        assert st.st_mode & 0o7777 == 0o640          # 0644 on disk

@@ -337,3 +337,23 @@ def test_recovery_warns_pending_roll_forward(mount, fixture_image):
         os.listdir(m.path)
         err = m.stderr()
     assert re.search(r"roll-?forward", err, re.I), "no roll-forward warning in:\n" + err
+
+
+@pytest.mark.parametrize("options,extra", [
+    (("ro", "cache_size=64K"), ()),
+    (("ro", "direct"), ()),
+    (("ro",), ("-s",)),
+], ids=["tiny-cache", "direct", "single-thread"])
+def test_plain_with_options(mount, fixture_image, plain_manifest, compressed_paths,
+                            options, extra):
+    """The same answers with a tiny metadata cache, O_DIRECT device reads and
+    a single-threaded loop (a subset: everything but the big and sparse files)."""
+    keep = lambda p: not p.startswith(("sparse/", "medium/"))   # noqa: E731
+    exp = M.Manifest({p: dict(e) for p, e in plain_manifest.entries.items() if keep(p)},
+                     partial=True)
+    for p in compressed_paths:
+        exp.entries[p]["content"] = EOPNOTSUPP_TEXT
+    with mount(fixture_image("plain"), options=options, extra_args=extra) as m:
+        w = M.walk(m.path, content_filter=keep)
+    diffs = M.compare(exp, w.manifest)
+    assert diffs == [], M.report(diffs)
