@@ -17,17 +17,19 @@ for tool in mkfs.f2fs sload.f2fs fsck.f2fs fusermount3; do
 done
 
 is_mounted() {
+    # by path, without touching the mount point (a dead daemon's mount
+    # point fails every access with ENOTCONN)
     local abs
-    abs=$(cd "$1" 2>/dev/null && pwd -P) || return 1
+    abs="$(pwd -P)/$1"
     awk -v m="$abs" '{ gsub(/\\040/, " ", $5); if ($5 == m) found = 1 } END { exit !found }' /proc/self/mountinfo
 }
 
-mkdir -p "$MNT"
 if is_mounted "$MNT"; then
     echo "demo: unmounting the previous mount at ./$MNT"
     fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -u -z "$MNT"
     for _ in $(seq 50); do is_mounted "$MNT" || break; sleep 0.1; done
 fi
+mkdir -p "$MNT"
 
 TREE=$(mktemp -d)
 trap 'rm -rf "$TREE"' EXIT
