@@ -36,7 +36,10 @@ int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs
 /* Open an image held in memory (tests, fuzzing); buf must outlive the mount. */
 int f2fs_mount_mem(const void *buf, size_t len, const struct f2fs_mount_opts *opts,
 		   struct f2fs_sb **out);
-void f2fs_umount(struct f2fs_sb *sb);
+/* Unmount; a writable mount writes its final checkpoint (the error, if any). */
+int f2fs_umount(struct f2fs_sb *sb);
+/* Write everything and commit a checkpoint (sync/syncfs). */
+int f2fs_sync_fs(struct f2fs_sb *sb, bool umount);
 
 uint32_t f2fs_root_ino(const struct f2fs_sb *sb);
 /* True when fsync()ed data after the last checkpoint was found and not replayed. */

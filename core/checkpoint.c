@@ -221,3 +221,161 @@ out:
 	free(blk);
 	return err;
 }
+
+/* ======================= writing a checkpoint ======================= */
+
+static int write_block(struct f2fs_sb *sb, uint32_t blkaddr, const void *buf)
+{
+	struct iovec iov = { (void *)buf, F2FS_BLKSIZE };
+	struct f2fs_bio bio = {
+		.op = F2FS_BIO_WRITE, .blkaddr = blkaddr, .nr_blocks = 1, .iov = &iov, .iovcnt = 1,
+	};
+
+	return f2fs_submit_bio(sb->dev, &bio);
+}
+
+static void cp_set_crc(uint8_t *cp)
+{
+	uint32_t off = get_le32(cp + CP_CHECKSUM_OFFSET);
+	uint32_t crc = f2fs_chksum(cp, off);
+
+	if (off < CP_CHKSUM_OFFSET_DEFAULT) {
+		put_le32(cp + off, 0);
+		crc = f2fs_crc32(crc, cp + off + 4, F2FS_BLKSIZE - off - 4);
+	}
+	put_le32(cp + off, crc);
+}
+
+/*
+ * do_checkpoint: with every data and node block already written, flush
+ * the NAT and SIT changes and write a new pack into the other checkpoint
+ * slot.  The pack's last block is written only after the rest is stable,
+ * so a crash leaves either the old checkpoint or the new one.
+ */
+int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
+{
+	uint32_t payload = sb->cp_payload;
+	uint32_t orphan_blocks = (sb->nr_orphans + F2FS_ORPHANS_PER_BLOCK - 1) / F2FS_ORPHANS_PER_BLOCK;
+	uint32_t data_sums = NR_CURSEG_DATA_TYPE, node_sums = umount ? NR_CURSEG_NODE_TYPE : 0;
+	uint32_t total = 2 + payload + orphan_blocks + data_sums + node_sums;
+	uint32_t new_pack = sb->cur_cp_pack == 1 ? 2 : 1;
+	uint32_t start = sb->cp_blkaddr + (new_pack - 1) * sb->blocks_per_seg;
+	uint8_t *cp, *blk = NULL;
+	uint32_t flags, next_free_nid = sb->root_ino, free_segs = 0, blkaddr;
+	int err;
+
+	if (total > sb->blocks_per_seg)
+		return -ENOSPC;
+	cp = f2fs_alloc_blocks(1 + payload);
+	blk = f2fs_alloc_blocks(1);
+	if (!cp || !blk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(cp, sb->ckpt, (size_t)(1 + payload) * F2FS_BLKSIZE);
+
+	/* the bitmaps keep their place: flip bits in the copy */
+	err = f2fs_flush_nat_entries(sb, cp + (sb->nat_bitmap - sb->ckpt), &next_free_nid);
+	if (err)
+		goto out;
+	err = f2fs_flush_sit_entries(sb, cp + (sb->sit_bitmap - sb->ckpt));
+	if (err)
+		goto out;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	for (uint32_t s = 0; s < sb->segment_count_main; s++) {
+		bool cur = false;
+
+		for (int t = 0; t < NR_CURSEG_TYPE; t++)
+			cur |= sb->curseg[t].segno == s;
+		free_segs += !cur && !sb->sm->sentries[s].valid_blocks;
+	}
+	put_le64(cp + CP_CHECKPOINT_VER, sb->cp_ver + 1);
+	put_le64(cp + CP_VALID_BLOCK_COUNT, sb->sm->valid_blocks);
+	put_le32(cp + CP_FREE_SEGMENT_COUNT, free_segs);
+	for (int t = 0; t < NR_CURSEG_TYPE; t++) {
+		const struct f2fs_curseg *cs = &sb->curseg[t];
+
+		if (t < NR_CURSEG_DATA_TYPE) {
+			put_le32(cp + CP_CUR_DATA_SEGNO + 4 * t, cs->segno);
+			put_le16(cp + CP_CUR_DATA_BLKOFF + 2 * t, cs->blkoff);
+		} else {
+			put_le32(cp + CP_CUR_NODE_SEGNO + 4 * (t - NR_CURSEG_DATA_TYPE), cs->segno);
+			put_le16(cp + CP_CUR_NODE_BLKOFF + 2 * (t - NR_CURSEG_DATA_TYPE), cs->blkoff);
+		}
+		cp[CP_ALLOC_TYPE + t] = cs->alloc_type;
+	}
+	put_le64(cp + CP_ELAPSED_TIME, f2fs_segment_mtime(sb));
+	pthread_mutex_unlock(&sb->sm->lock);
+
+	put_le32(cp + CP_VALID_NODE_COUNT, sb->nm->valid_node_count);
+	put_le32(cp + CP_VALID_INODE_COUNT, sb->nm->valid_inode_count);
+	put_le32(cp + CP_NEXT_FREE_NID, next_free_nid);
+	put_le32(cp + CP_PACK_TOTAL_BLOCK_COUNT, total);
+	put_le32(cp + CP_PACK_START_SUM, 1 + payload + orphan_blocks);
+
+	flags = sb->ckpt_flags;
+	/* we keep no NAT bits and write full summaries; recovery checks the crc */
+	flags &= ~(CP_NAT_BITS_FLAG | CP_COMPACT_SUM_FLAG | CP_UMOUNT_FLAG | CP_ORPHAN_PRESENT_FLAG |
+		   CP_NOCRC_RECOVERY_FLAG | CP_TRIMMED_FLAG);
+	flags |= CP_CRC_RECOVERY_FLAG;
+	if (umount)
+		flags |= CP_UMOUNT_FLAG;
+	if (orphan_blocks)
+		flags |= CP_ORPHAN_PRESENT_FLAG;
+	if (atomic_load(&sb->need_fsck))
+		flags |= CP_FSCK_FLAG;
+	put_le32(cp + CP_CKPT_FLAGS, flags);
+	cp_set_crc(cp);
+
+	/* cp block, payload, orphans, data summaries, node summaries, cp block */
+	blkaddr = start;
+	err = write_block(sb, blkaddr++, cp);
+	for (uint32_t i = 0; !err && i < payload; i++)
+		err = write_block(sb, blkaddr++, cp + (size_t)(i + 1) * F2FS_BLKSIZE);
+	for (uint32_t b = 0; !err && b < orphan_blocks; b++) {
+		uint32_t first = b * F2FS_ORPHANS_PER_BLOCK;
+		uint32_t n = F2FS_MIN(sb->nr_orphans - first, (uint32_t)F2FS_ORPHANS_PER_BLOCK);
+
+		memset(blk, 0, F2FS_BLKSIZE);
+		for (uint32_t i = 0; i < n; i++)
+			put_le32(blk + 4 * i, sb->orphans[first + i]);
+		put_le16(blk + ORPHAN_BLK_ADDR, (uint16_t)(b + 1));
+		put_le16(blk + ORPHAN_BLK_COUNT, (uint16_t)orphan_blocks);
+		put_le32(blk + ORPHAN_ENTRY_COUNT, n);
+		err = write_block(sb, blkaddr++, blk);
+	}
+	for (int t = 0; !err && t < NR_CURSEG_DATA_TYPE; t++)
+		err = write_block(sb, blkaddr++, sb->curseg[t].sum);
+	for (int t = CURSEG_HOT_NODE; !err && umount && t < NR_CURSEG_TYPE; t++)
+		err = write_block(sb, blkaddr++, sb->curseg[t].sum);
+	if (!err)
+		err = f2fs_dev_flush(sb->dev);
+	if (!err)
+		err = write_block(sb, blkaddr, cp);
+	if (!err)
+		err = f2fs_dev_flush(sb->dev);
+	if (err) {
+		f2fs_err(sb, "checkpoint: writing pack %u failed: %s", new_pack, strerror(-err));
+		goto out;
+	}
+
+	/* the new pack is the truth now */
+	{
+		ptrdiff_t nat_off = sb->nat_bitmap - sb->ckpt, sit_off = sb->sit_bitmap - sb->ckpt;
+
+		free(sb->ckpt);
+		sb->ckpt = cp;
+		cp = NULL;
+		sb->nat_bitmap = sb->ckpt + nat_off;
+		sb->sit_bitmap = sb->ckpt + sit_off;
+	}
+	sb->cur_cp_pack = new_pack;
+	sb->cp_ver++;
+	sb->ckpt_flags = flags;
+	f2fs_sit_checkpoint_done(sb);
+out:
+	free(cp);
+	free(blk);
+	return err;
+}

@@ -232,6 +232,39 @@ struct f2fs_node_info {
 };
 
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
+
+/*
+ * The writable NAT (nat.c): changed entries are kept in memory until a
+ * checkpoint writes them to the NAT journal or to the shadow NAT blocks.
+ * Nids whose nodes were removed become allocatable again only after that
+ * checkpoint, as in the kernel, so the last checkpoint's tree stays intact.
+ */
+struct f2fs_nat_cache_entry {
+	uint32_t nid, ino, blkaddr;
+	uint8_t version;
+	bool dirty;
+	struct f2fs_nat_cache_entry *hnext;
+};
+
+struct f2fs_nm_info {
+	pthread_mutex_t lock;
+	struct f2fs_nat_cache_entry **hash;
+	uint32_t hash_size;		/* power of two */
+	uint32_t nr_entries, nr_dirty;
+	uint8_t *free_nids;		/* bitmap, 1 = allocatable */
+	uint32_t nr_free_nids;
+	uint32_t next_free_nid;		/* scan hint */
+	uint32_t valid_node_count, valid_inode_count;
+};
+
+int f2fs_build_node_manager(struct f2fs_sb *sb);
+void f2fs_destroy_node_manager(struct f2fs_sb *sb);
+int f2fs_alloc_nid(struct f2fs_sb *sb, uint32_t *nid);
+/* Give back a nid that was allocated but never used for a node. */
+void f2fs_alloc_nid_failed(struct f2fs_sb *sb, uint32_t nid);
+/* Record that node nid (of inode ino) now lives at blkaddr (NULL_ADDR: removed). */
+void f2fs_set_node_addr(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t blkaddr);
+int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t *next_free_nid);
 /* Read node block `nid` into buf, checking its footer says it is `nid`. */
 int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf);
 static inline uint32_t f2fs_node_nid(const uint8_t *blk) { return get_le32(blk + NF_NID); }
@@ -273,8 +306,49 @@ struct f2fs_curseg {
 	uint8_t *sum;			/* the summary block with its journal */
 };
 
+/* In-memory SIT entry (seg_entry): current and checkpointed validity. */
+struct f2fs_seg_entry {
+	uint16_t valid_blocks;
+	uint16_t ckpt_valid_blocks;	/* valid in the last checkpoint */
+	uint8_t type;			/* curseg type that wrote it */
+	uint64_t mtime;
+	uint8_t cur_valid_map[SIT_VBLOCK_MAP_SIZE];
+	uint8_t ckpt_valid_map[SIT_VBLOCK_MAP_SIZE];
+};
+
+/*
+ * The writable segment manager, built on the first write.  Blocks are only
+ * ever allocated in segments that hold nothing now and held nothing at the
+ * last checkpoint, so a crash before the next checkpoint commits can never
+ * have overwritten anything the last checkpoint refers to.
+ */
+struct f2fs_sm_info {
+	pthread_mutex_t lock;		/* everything below and sb->curseg */
+	struct f2fs_seg_entry *sentries;
+	uint8_t *dirty_sentries;	/* bitmap: SIT entries to flush */
+	uint32_t nr_dirty_sentries;
+	uint32_t free_segments;
+	uint64_t valid_blocks;		/* the checkpoint's valid_block_count: written
+					 * blocks plus NEW_ADDR reservations; kept by
+					 * the data and node layers, not by the SIT */
+	uint64_t mount_time;		/* for segment mtimes (seconds) */
+	uint64_t elapsed_base;		/* checkpoint elapsed_time at mount */
+};
+
 int f2fs_build_segment_manager(struct f2fs_sb *sb);
 void f2fs_destroy_segment_manager(struct f2fs_sb *sb);
+int f2fs_build_sit(struct f2fs_sb *sb);
+/* Allocate the next block of log `type` for a block whose summary entry is
+ * sum (nid, version, ofs_in_node); returns its address in *blkaddr. */
+int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			uint16_t ofs_in_node, uint32_t *blkaddr);
+/* The block at blkaddr no longer holds live data. */
+void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr);
+uint32_t f2fs_free_segments(struct f2fs_sb *sb);
+/* Checkpoint helpers: flush SIT changes, then adopt the new state. */
+int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
+void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);
+uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
 /* Is blkaddr inside the main area? (f2fs_is_valid_blkaddr for DATA/NODE) */
 bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr);
 uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
@@ -284,6 +358,7 @@ uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
 int f2fs_get_valid_checkpoint(struct f2fs_sb *sb);
 int f2fs_read_orphans(struct f2fs_sb *sb);
 uint32_t f2fs_cp_pack_start(const struct f2fs_sb *sb);
+int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount);
 /* f2fs_test_bit: version and validity bitmaps are MSB-first within each byte */
 static inline bool f2fs_test_bit(uint32_t nr, const uint8_t *map)
 {
@@ -336,6 +411,8 @@ struct f2fs_sb {
 
 	/* current segments with their summary blocks and journals */
 	struct f2fs_curseg curseg[NR_CURSEG_TYPE];
+	struct f2fs_sm_info *sm;	/* NULL until the first write */
+	struct f2fs_nm_info *nm;	/* NULL until the first write */
 
 	/* orphans found in the checkpoint */
 	uint32_t *orphans;

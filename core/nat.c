@@ -5,6 +5,7 @@
  * of the NAT block chosen by the checkpoint's version bitmap.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "f2fs.h"
 
@@ -45,6 +46,8 @@ static bool lookup_journal(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 	return false;
 }
 
+static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
+
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
 {
 	uint8_t blk[F2FS_BLKSIZE];
@@ -54,6 +57,8 @@ int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *
 	if (nid < sb->root_ino || nid >= sb->max_nid)
 		return f2fs_corrupted(sb, "NAT: nid %u out of range [%u, %u)", nid, sb->root_ino,
 				      sb->max_nid);
+	if (sb->nm && nat_cache_lookup(sb, nid, ni))
+		return 0;
 	if (lookup_journal(sb, nid, ni))
 		return 0;
 	addr = nat_block_addr(sb, nid);
@@ -65,4 +70,405 @@ int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *
 	}
 	decode(ni, nid, blk + (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE);
 	return 0;
+}
+
+/* ======================= the writable NAT ======================= */
+
+static struct f2fs_nat_cache_entry *nat_cache_find(struct f2fs_nm_info *nm, uint32_t nid)
+{
+	struct f2fs_nat_cache_entry *e = nm->hash[(nid * 2654435761u) & (nm->hash_size - 1)];
+
+	while (e && e->nid != nid)
+		e = e->hnext;
+	return e;
+}
+
+static int nat_cache_grow(struct f2fs_nm_info *nm)
+{
+	uint32_t nsize = nm->hash_size * 2;
+	struct f2fs_nat_cache_entry **nh = calloc(nsize, sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nm->hash_size; i++) {
+		struct f2fs_nat_cache_entry *e = nm->hash[i];
+
+		while (e) {
+			struct f2fs_nat_cache_entry *n = e->hnext;
+			uint32_t b = (e->nid * 2654435761u) & (nsize - 1);
+
+			e->hnext = nh[b];
+			nh[b] = e;
+			e = n;
+		}
+	}
+	free(nm->hash);
+	nm->hash = nh;
+	nm->hash_size = nsize;
+	return 0;
+}
+
+static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
+{
+	struct f2fs_nat_cache_entry *e;
+	bool hit = false;
+
+	pthread_mutex_lock(&sb->nm->lock);
+	e = nat_cache_find(sb->nm, nid);
+	if (e) {
+		ni->nid = nid;
+		ni->ino = e->ino;
+		ni->blkaddr = e->blkaddr;
+		ni->version = e->version;
+		hit = true;
+	}
+	pthread_mutex_unlock(&sb->nm->lock);
+	return hit;
+}
+
+/* Read the on-disk (journal or block) entry without the cache. */
+static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
+{
+	uint8_t blk[F2FS_BLKSIZE];
+	uint32_t addr;
+	int err;
+
+	if (lookup_journal(sb, nid, ni))
+		return 0;
+	addr = nat_block_addr(sb, nid);
+	if (!f2fs_cache_lookup(sb->cache, addr, blk)) {
+		err = f2fs_dev_read(sb->dev, addr, blk, 1);
+		if (err)
+			return err;
+		f2fs_cache_insert(sb->cache, addr, blk);
+	}
+	decode(ni, nid, blk + (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE);
+	return 0;
+}
+
+static inline bool nid_free(const struct f2fs_nm_info *nm, uint32_t nid)
+{
+	return nm->free_nids[nid >> 3] & (1u << (nid & 7));
+}
+
+static inline void set_nid_free(struct f2fs_nm_info *nm, uint32_t nid, bool free_)
+{
+	if (free_ && !nid_free(nm, nid)) {
+		nm->free_nids[nid >> 3] |= (uint8_t)(1u << (nid & 7));
+		nm->nr_free_nids++;
+	} else if (!free_ && nid_free(nm, nid)) {
+		nm->free_nids[nid >> 3] &= (uint8_t)~(1u << (nid & 7));
+		nm->nr_free_nids--;
+	}
+}
+
+/* Build the free nid bitmap from every NAT block, then the journal. */
+int f2fs_build_node_manager(struct f2fs_sb *sb)
+{
+	const uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
+	uint32_t nat_blocks = (sb->segment_count_nat / 2) << sb->log_blocks_per_seg;
+	struct f2fs_nm_info *nm;
+	uint8_t *blk;
+	int err = 0;
+
+	if (sb->nm)
+		return 0;
+	nm = calloc(1, sizeof(*nm));
+	blk = f2fs_alloc_blocks(1);
+	if (!nm || !blk)
+		goto nomem;
+	nm->hash_size = 1024;
+	nm->hash = calloc(nm->hash_size, sizeof(*nm->hash));
+	nm->free_nids = calloc(sb->max_nid / 8 + 1, 1);
+	if (!nm->hash || !nm->free_nids)
+		goto nomem;
+	pthread_mutex_init(&nm->lock, NULL);
+	for (uint32_t b = 0; b < nat_blocks; b++) {
+		uint32_t addr = nat_block_addr(sb, b * NAT_ENTRY_PER_BLOCK);
+
+		err = f2fs_dev_read(sb->dev, addr, blk, 1);
+		if (err)
+			goto fail;
+		for (uint32_t i = 0; i < NAT_ENTRY_PER_BLOCK; i++) {
+			uint32_t nid = b * NAT_ENTRY_PER_BLOCK + i;
+
+			if (nid < sb->root_ino || nid >= sb->max_nid)
+				continue;
+			if (get_le32(blk + i * NAT_ENTRY_SIZE + NAT_E_BLOCK_ADDR) == NULL_ADDR)
+				set_nid_free(nm, nid, true);
+		}
+	}
+	for (uint16_t i = 0; i < get_le16(j); i++) {
+		const uint8_t *e = j + 2 + i * NAT_JOURNAL_ENTRY_SIZE;
+		uint32_t nid = get_le32(e);
+
+		if (nid < sb->root_ino || nid >= sb->max_nid) {
+			err = f2fs_corrupted(sb, "NAT journal: nid %u out of range", nid);
+			goto fail;
+		}
+		set_nid_free(nm, nid, get_le32(e + 4 + NAT_E_BLOCK_ADDR) == NULL_ADDR);
+	}
+	nm->valid_node_count = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
+	nm->valid_inode_count = get_le32(sb->ckpt + CP_VALID_INODE_COUNT);
+	nm->next_free_nid = sb->root_ino;
+	free(blk);
+	sb->nm = nm;
+	return 0;
+nomem:
+	err = -ENOMEM;
+fail:
+	if (nm) {
+		free(nm->hash);
+		free(nm->free_nids);
+		free(nm);
+	}
+	free(blk);
+	return err;
+}
+
+void f2fs_destroy_node_manager(struct f2fs_sb *sb)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+
+	if (!nm)
+		return;
+	for (uint32_t i = 0; i < nm->hash_size; i++) {
+		struct f2fs_nat_cache_entry *e = nm->hash[i];
+
+		while (e) {
+			struct f2fs_nat_cache_entry *n = e->hnext;
+
+			free(e);
+			e = n;
+		}
+	}
+	pthread_mutex_destroy(&nm->lock);
+	free(nm->hash);
+	free(nm->free_nids);
+	free(nm);
+	sb->nm = NULL;
+}
+
+int f2fs_alloc_nid(struct f2fs_sb *sb, uint32_t *out)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+	uint32_t start, nid;
+
+	pthread_mutex_lock(&nm->lock);
+	if (!nm->nr_free_nids) {
+		pthread_mutex_unlock(&nm->lock);
+		return -ENOSPC;
+	}
+	start = nm->next_free_nid < sb->max_nid ? nm->next_free_nid : sb->root_ino;
+	nid = start;
+	do {
+		if (nid_free(nm, nid))
+			break;
+		if (++nid >= sb->max_nid)
+			nid = sb->root_ino;
+	} while (nid != start);
+	set_nid_free(nm, nid, false);
+	nm->next_free_nid = nid + 1;
+	pthread_mutex_unlock(&nm->lock);
+	*out = nid;
+	return 0;
+}
+
+void f2fs_alloc_nid_failed(struct f2fs_sb *sb, uint32_t nid)
+{
+	pthread_mutex_lock(&sb->nm->lock);
+	set_nid_free(sb->nm, nid, true);
+	pthread_mutex_unlock(&sb->nm->lock);
+}
+
+void f2fs_set_node_addr(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t blkaddr)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+	struct f2fs_nat_cache_entry *e;
+	struct f2fs_node_info ni = { .nid = nid, .ino = ino, .blkaddr = NULL_ADDR };
+
+	pthread_mutex_lock(&nm->lock);
+	e = nat_cache_find(nm, nid);
+	if (!e) {
+		/* first change since the checkpoint: start from the on-disk version */
+		if (nat_lookup_disk(sb, nid, &ni))
+			ni.version = 0;
+		if (nm->nr_entries >= nm->hash_size * 2)
+			nat_cache_grow(nm);
+		e = calloc(1, sizeof(*e));
+		if (!e) {
+			pthread_mutex_unlock(&nm->lock);
+			f2fs_err(sb, "out of memory recording NAT entry %u", nid);
+			atomic_store(&sb->need_fsck, true);
+			return;
+		}
+		e->nid = nid;
+		e->version = ni.version;
+		e->blkaddr = ni.blkaddr;
+		e->hnext = nm->hash[(nid * 2654435761u) & (nm->hash_size - 1)];
+		nm->hash[(nid * 2654435761u) & (nm->hash_size - 1)] = e;
+		nm->nr_entries++;
+	}
+	/* a removed node bumps the version so stale summaries don't match (set_node_addr) */
+	if (blkaddr == NULL_ADDR && e->blkaddr != NEW_ADDR && e->blkaddr != NULL_ADDR)
+		e->version++;
+	e->ino = ino;
+	e->blkaddr = blkaddr;
+	if (!e->dirty) {
+		e->dirty = true;
+		nm->nr_dirty++;
+	}
+	pthread_mutex_unlock(&nm->lock);
+}
+
+static void encode_nat(uint8_t *raw, const struct f2fs_nat_cache_entry *e)
+{
+	raw[NAT_E_VERSION] = e->version;
+	put_le32(raw + NAT_E_INO, e->ino);
+	put_le32(raw + NAT_E_BLOCK_ADDR, e->blkaddr);
+}
+
+/* Collect dirty entries sorted by nid so NAT blocks are written once each. */
+static int cmp_entry(const void *a, const void *b)
+{
+	uint32_t x = (*(struct f2fs_nat_cache_entry *const *)a)->nid;
+	uint32_t y = (*(struct f2fs_nat_cache_entry *const *)b)->nid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Checkpoint: write the dirty NAT entries (caller excludes all writers).
+ * They go to the NAT journal when they fit; otherwise the journal is
+ * emptied into the NAT blocks too, and each touched NAT block is written
+ * to its shadow location, flipping its bit in the new checkpoint's bitmap.
+ * Freed nids become allocatable afterwards.
+ */
+int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t *next_free)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+	uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
+	struct f2fs_nat_cache_entry **list = NULL;
+	uint16_t n = get_le16(j);
+	uint32_t nr = 0, need = 0;
+	uint8_t *blk = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&nm->lock);
+	if (nm->nr_dirty) {
+		list = malloc(nm->nr_dirty * sizeof(*list));
+		if (!list) {
+			pthread_mutex_unlock(&nm->lock);
+			return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < nm->hash_size; i++)
+		for (struct f2fs_nat_cache_entry *e = nm->hash[i]; e; e = e->hnext)
+			if (e->dirty)
+				list[nr++] = e;
+	qsort(list, nr, sizeof(*list), cmp_entry);
+
+	for (uint32_t i = 0; i < nr; i++) {
+		bool in_j = false;
+
+		for (uint16_t k = 0; k < n && !in_j; k++)
+			in_j = get_le32(j + 2 + k * NAT_JOURNAL_ENTRY_SIZE) == list[i]->nid;
+		need += !in_j;
+	}
+	if (n + need <= NAT_JOURNAL_ENTRIES) {
+		for (uint32_t i = 0; i < nr; i++) {
+			uint16_t k;
+
+			for (k = 0; k < n; k++)
+				if (get_le32(j + 2 + k * NAT_JOURNAL_ENTRY_SIZE) == list[i]->nid)
+					break;
+			if (k == n)
+				put_le32(j + 2 + n++ * NAT_JOURNAL_ENTRY_SIZE, list[i]->nid);
+			encode_nat(j + 2 + k * NAT_JOURNAL_ENTRY_SIZE + 4, list[i]);
+		}
+		put_le16(j, n);
+	} else {
+		uint32_t i = 0;
+
+		blk = f2fs_alloc_blocks(1);
+		if (!blk) {
+			err = -ENOMEM;
+			goto out;
+		}
+		/* journal entries not otherwise dirty become dirty entries */
+		for (uint16_t k = 0; k < n; k++) {
+			const uint8_t *je = j + 2 + k * NAT_JOURNAL_ENTRY_SIZE;
+			uint32_t nid = get_le32(je);
+
+			if (!nat_cache_find(nm, nid)) {
+				struct f2fs_nat_cache_entry *e = calloc(1, sizeof(*e));
+				struct f2fs_nat_cache_entry **nl;
+
+				nl = realloc(list, (nr + 1) * sizeof(*list));
+				if (!e || !nl) {
+					free(e);
+					if (nl)
+						list = nl;
+					err = -ENOMEM;
+					goto out;
+				}
+				list = nl;
+				e->nid = nid;
+				e->version = je[4 + NAT_E_VERSION];
+				e->ino = get_le32(je + 4 + NAT_E_INO);
+				e->blkaddr = get_le32(je + 4 + NAT_E_BLOCK_ADDR);
+				e->dirty = true;
+				e->hnext = nm->hash[(nid * 2654435761u) & (nm->hash_size - 1)];
+				nm->hash[(nid * 2654435761u) & (nm->hash_size - 1)] = e;
+				nm->nr_entries++;
+				nm->nr_dirty++;
+				list[nr++] = e;
+			}
+		}
+		qsort(list, nr, sizeof(*list), cmp_entry);
+		put_le16(j, 0);
+		while (i < nr) {
+			uint32_t b = list[i]->nid / NAT_ENTRY_PER_BLOCK;
+			uint32_t old_addr = nat_block_addr(sb, b * NAT_ENTRY_PER_BLOCK);
+			uint32_t new_addr = f2fs_test_bit(b, sb->nat_bitmap) ? old_addr - sb->blocks_per_seg
+									     : old_addr + sb->blocks_per_seg;
+			struct iovec iov = { blk, F2FS_BLKSIZE };
+			struct f2fs_bio bio = {
+				.op = F2FS_BIO_WRITE, .blkaddr = new_addr, .nr_blocks = 1,
+				.iov = &iov, .iovcnt = 1,
+			};
+
+			err = f2fs_dev_read(sb->dev, old_addr, blk, 1);
+			if (err)
+				goto out;
+			for (; i < nr && list[i]->nid / NAT_ENTRY_PER_BLOCK == b; i++)
+				encode_nat(blk + (list[i]->nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE,
+					   list[i]);
+			err = f2fs_submit_bio(sb->dev, &bio);
+			if (err)
+				goto out;
+			f2fs_cache_invalidate(sb->cache, old_addr);
+			f2fs_cache_invalidate(sb->cache, new_addr);
+			new_nat_bitmap[b >> 3] ^= (uint8_t)(0x80u >> (b & 7));
+		}
+	}
+	/* entries are now on disk: freed nids may be reused, clean ones dropped */
+	for (uint32_t i = 0; i < nr; i++) {
+		list[i]->dirty = false;
+		if (list[i]->blkaddr == NULL_ADDR)
+			set_nid_free(nm, list[i]->nid, true);
+	}
+	nm->nr_dirty = 0;
+	*next_free = sb->root_ino;
+	for (uint32_t nid = sb->root_ino; nid < sb->max_nid; nid++) {
+		if (nid_free(nm, nid)) {
+			*next_free = nid;
+			break;
+		}
+	}
+out:
+	pthread_mutex_unlock(&nm->lock);
+	free(list);
+	free(blk);
+	return err;
 }

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "f2fs.h"
 
@@ -145,4 +146,432 @@ void f2fs_destroy_segment_manager(struct f2fs_sb *sb)
 		free(sb->curseg[t].sum);
 		sb->curseg[t].sum = NULL;
 	}
+	if (sb->sm) {
+		pthread_mutex_destroy(&sb->sm->lock);
+		free(sb->sm->sentries);
+		free(sb->sm->dirty_sentries);
+		free(sb->sm);
+		sb->sm = NULL;
+	}
+}
+
+/* ======================= the writable segment manager ======================= */
+
+static inline void f2fs_set_bit(uint32_t nr, uint8_t *map)
+{
+	map[nr >> 3] |= (uint8_t)(0x80u >> (nr & 7));
+}
+
+static inline void f2fs_clear_bit(uint32_t nr, uint8_t *map)
+{
+	map[nr >> 3] &= (uint8_t)~(0x80u >> (nr & 7));
+}
+
+static uint32_t popcount_map(const uint8_t *map)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < SIT_VBLOCK_MAP_SIZE; i++)
+		n += (uint32_t)__builtin_popcount(map[i]);
+	return n;
+}
+
+static bool is_curseg(const struct f2fs_sb *sb, uint32_t segno)
+{
+	for (int t = 0; t < NR_CURSEG_TYPE; t++)
+		if (sb->curseg[t].segno == segno)
+			return true;
+	return false;
+}
+
+static bool seg_is_free(const struct f2fs_sb *sb, uint32_t segno)
+{
+	const struct f2fs_seg_entry *se = &sb->sm->sentries[segno];
+
+	return !se->valid_blocks && !se->ckpt_valid_blocks && !is_curseg(sb, segno);
+}
+
+uint64_t f2fs_segment_mtime(struct f2fs_sb *sb)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return sb->sm->elapsed_base + ((uint64_t)ts.tv_sec - sb->sm->mount_time);
+}
+
+static void decode_sit_entry(struct f2fs_seg_entry *se, const uint8_t *raw)
+{
+	uint16_t v = get_le16(raw + SIT_E_VBLOCKS);
+
+	se->valid_blocks = v & SIT_VBLOCKS_MASK;
+	se->type = (uint8_t)(v >> SIT_VBLOCKS_SHIFT);
+	memcpy(se->cur_valid_map, raw + SIT_E_VALID_MAP, SIT_VBLOCK_MAP_SIZE);
+	se->mtime = get_le64(raw + SIT_E_MTIME);
+}
+
+static void encode_sit_entry(const struct f2fs_seg_entry *se, uint8_t *raw)
+{
+	put_le16(raw + SIT_E_VBLOCKS,
+		 (uint16_t)(((unsigned)se->type << SIT_VBLOCKS_SHIFT) | se->valid_blocks));
+	memcpy(raw + SIT_E_VALID_MAP, se->cur_valid_map, SIT_VBLOCK_MAP_SIZE);
+	put_le64(raw + SIT_E_MTIME, se->mtime);
+}
+
+/* build_sit_entries: SIT blocks, then the SIT journal on top, all checked. */
+int f2fs_build_sit(struct f2fs_sb *sb)
+{
+	uint32_t nsegs = sb->segment_count_main;
+	uint32_t nblocks = (nsegs + SIT_ENTRY_PER_BLOCK - 1) / SIT_ENTRY_PER_BLOCK;
+	const uint8_t *j = sb->curseg[CURSEG_COLD_DATA].sum + SUM_JOURNAL_OFFSET;
+	struct f2fs_sm_info *sm;
+	uint64_t total = 0, nodes = 0;
+	struct timespec ts;
+	uint8_t *blk;
+	int err = 0;
+
+	if (sb->sm)
+		return 0;
+	sm = calloc(1, sizeof(*sm));
+	blk = f2fs_alloc_blocks(1);
+	if (!sm || !blk)
+		goto nomem;
+	sm->sentries = calloc(nsegs, sizeof(*sm->sentries));
+	sm->dirty_sentries = calloc((nsegs + 7) / 8, 1);
+	if (!sm->sentries || !sm->dirty_sentries)
+		goto nomem;
+	pthread_mutex_init(&sm->lock, NULL);
+
+	for (uint32_t b = 0; b < nblocks; b++) {
+		err = f2fs_dev_read(sb->dev, f2fs_sit_block_addr(sb, b * SIT_ENTRY_PER_BLOCK), blk, 1);
+		if (err)
+			goto fail;
+		for (uint32_t i = 0; i < SIT_ENTRY_PER_BLOCK; i++) {
+			uint32_t segno = b * SIT_ENTRY_PER_BLOCK + i;
+
+			if (segno >= nsegs)
+				break;
+			decode_sit_entry(&sm->sentries[segno], blk + i * SIT_ENTRY_SIZE);
+		}
+	}
+	for (uint16_t i = 0; i < get_le16(j); i++) {
+		const uint8_t *e = j + 2 + i * SIT_JOURNAL_ENTRY_SIZE;
+		uint32_t segno = get_le32(e);
+
+		if (segno >= nsegs) {
+			err = f2fs_corrupted(sb, "SIT journal: segment %u out of range", segno);
+			goto fail;
+		}
+		decode_sit_entry(&sm->sentries[segno], e + 4);
+	}
+	for (uint32_t s = 0; s < nsegs; s++) {
+		struct f2fs_seg_entry *se = &sm->sentries[s];
+
+		if (se->valid_blocks > sb->blocks_per_seg ||
+		    popcount_map(se->cur_valid_map) != se->valid_blocks) {
+			err = f2fs_corrupted(sb, "SIT: segment %u claims %u valid blocks, its bitmap "
+					     "has %u", s, se->valid_blocks,
+					     popcount_map(se->cur_valid_map));
+			goto fail;
+		}
+		if (se->valid_blocks && se->type >= NR_CURSEG_TYPE) {
+			err = f2fs_corrupted(sb, "SIT: segment %u has bad type %u", s, se->type);
+			goto fail;
+		}
+		se->ckpt_valid_blocks = se->valid_blocks;
+		memcpy(se->ckpt_valid_map, se->cur_valid_map, SIT_VBLOCK_MAP_SIZE);
+		total += se->valid_blocks;
+		if (se->type >= CURSEG_HOT_NODE)
+			nodes += se->valid_blocks;
+	}
+	/* the checkpoint also counts blocks reserved by fallocate and compressed
+	 * clusters (NEW_ADDR), which have no SIT bit: it can only be larger */
+	if (total > get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT)) {
+		err = f2fs_corrupted(sb, "SIT: %llu valid blocks, more than the checkpoint's %llu",
+				     (unsigned long long)total,
+				     (unsigned long long)get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT));
+		goto fail;
+	}
+	if (nodes != get_le32(sb->ckpt + CP_VALID_NODE_COUNT)) {
+		err = f2fs_corrupted(sb, "SIT: %llu valid node blocks, the checkpoint says %u",
+				     (unsigned long long)nodes, get_le32(sb->ckpt + CP_VALID_NODE_COUNT));
+		goto fail;
+	}
+	/* the current segments must be free past their write pointers (LFS) */
+	for (int t = 0; t < NR_CURSEG_TYPE; t++) {
+		struct f2fs_curseg *cs = &sb->curseg[t];
+		struct f2fs_seg_entry *se = &sm->sentries[cs->segno];
+
+		for (uint32_t off = cs->blkoff; !cs->alloc_type && off < sb->blocks_per_seg; off++) {
+			if (f2fs_test_bit(off, se->cur_valid_map)) {
+				err = f2fs_corrupted(sb, "SIT: current segment %u has valid block %u past "
+						     "its write pointer %u", cs->segno, off, cs->blkoff);
+				goto fail;
+			}
+		}
+	}
+	sm->valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
+	sb->sm = sm;
+	for (uint32_t s = 0; s < nsegs; s++)
+		if (seg_is_free(sb, s))
+			sm->free_segments++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sm->mount_time = (uint64_t)ts.tv_sec;
+	sm->elapsed_base = get_le64(sb->ckpt + CP_ELAPSED_TIME);
+	free(blk);
+	return 0;
+nomem:
+	err = -ENOMEM;
+fail:
+	sb->sm = NULL;
+	if (sm) {
+		free(sm->sentries);
+		free(sm->dirty_sentries);
+		free(sm);
+	}
+	free(blk);
+	return err;
+}
+
+static void mark_sit_dirty(struct f2fs_sm_info *sm, uint32_t segno)
+{
+	if (!(sm->dirty_sentries[segno >> 3] & (1u << (segno & 7)))) {
+		sm->dirty_sentries[segno >> 3] |= (uint8_t)(1u << (segno & 7));
+		sm->nr_dirty_sentries++;
+	}
+}
+
+/*
+ * get_new_segment: the next free segment of the current section, else the
+ * first segment of the next wholly free section (sections are the unit of
+ * cleaning, so a log never starts in a half-used one).
+ */
+static int get_new_segment(struct f2fs_sb *sb, uint32_t cur, uint32_t *out)
+{
+	uint32_t spsec = sb->segs_per_sec, nsecs = sb->segment_count_main / spsec;
+	uint32_t cursec = cur / spsec;
+
+	if ((cur + 1) % spsec && cur + 1 < sb->segment_count_main && seg_is_free(sb, cur + 1)) {
+		*out = cur + 1;
+		return 0;
+	}
+	for (uint32_t i = 1; i <= nsecs; i++) {
+		uint32_t sec = (cursec + i) % nsecs, s;
+
+		for (s = 0; s < spsec && seg_is_free(sb, sec * spsec + s); s++)
+			;
+		if (s == spsec) {
+			*out = sec * spsec;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* new_curseg: retire the current segment (its summary goes to the SSA). */
+static int new_curseg(struct f2fs_sb *sb, int type)
+{
+	struct f2fs_curseg *cs = &sb->curseg[type];
+	uint32_t segno;
+	int err;
+
+	err = get_new_segment(sb, cs->segno, &segno);
+	if (err)
+		return err;
+	{
+		struct iovec iov = { cs->sum, F2FS_BLKSIZE };
+		struct f2fs_bio bio = {
+			.op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + cs->segno,
+			.nr_blocks = 1, .iov = &iov, .iovcnt = 1,
+		};
+		err = f2fs_submit_bio(sb->dev, &bio);
+		if (err)
+			return err;
+	}
+	cs->segno = segno;
+	cs->blkoff = 0;
+	cs->alloc_type = 0;	/* LFS */
+	memset(cs->sum, 0, SUM_ENTRIES_SIZE);
+	cs->sum[SUM_FOOTER_OFFSET] = type >= CURSEG_HOT_NODE ? SUM_TYPE_NODE : SUM_TYPE_DATA;
+	sb->sm->free_segments--;
+	return 0;
+}
+
+int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			uint16_t ofs_in_node, uint32_t *blkaddr)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+	struct f2fs_curseg *cs = &sb->curseg[type];
+	struct f2fs_seg_entry *se;
+	uint8_t *sum;
+	uint64_t mtime;
+	int err = 0;
+
+	pthread_mutex_lock(&sm->lock);
+	if (cs->alloc_type || cs->blkoff >= sb->blocks_per_seg) {
+		err = new_curseg(sb, type);
+		if (err)
+			goto out;
+	}
+	*blkaddr = f2fs_seg_start_blkaddr(sb, cs->segno) + cs->blkoff;
+	sum = cs->sum + (size_t)cs->blkoff * SUMMARY_SIZE;
+	put_le32(sum, nid);
+	sum[4] = version;
+	put_le16(sum + 5, ofs_in_node);
+
+	se = &sm->sentries[cs->segno];
+	mtime = f2fs_segment_mtime(sb);
+	se->mtime = se->mtime ? (se->mtime * se->valid_blocks + mtime) / (se->valid_blocks + 1u)
+			      : mtime;
+	f2fs_set_bit(cs->blkoff, se->cur_valid_map);
+	se->valid_blocks++;
+	se->type = (uint8_t)type;
+	mark_sit_dirty(sm, cs->segno);
+	cs->blkoff++;
+out:
+	pthread_mutex_unlock(&sm->lock);
+	return err;
+}
+
+void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+	uint32_t segno, off;
+	struct f2fs_seg_entry *se;
+
+	if (blkaddr == NULL_ADDR || blkaddr == NEW_ADDR || blkaddr == COMPRESS_ADDR)
+		return;
+	if (!f2fs_valid_main_blkaddr(sb, blkaddr)) {
+		f2fs_corrupted(sb, "invalidating block 0x%x outside the main area", blkaddr);
+		return;
+	}
+	segno = (blkaddr - sb->main_blkaddr) >> sb->log_blocks_per_seg;
+	off = (blkaddr - sb->main_blkaddr) & (sb->blocks_per_seg - 1);
+	pthread_mutex_lock(&sm->lock);
+	se = &sm->sentries[segno];
+	if (!f2fs_test_bit(off, se->cur_valid_map)) {
+		pthread_mutex_unlock(&sm->lock);
+		f2fs_corrupted(sb, "SIT: block 0x%x freed twice", blkaddr);
+		return;
+	}
+	f2fs_clear_bit(off, se->cur_valid_map);
+	se->valid_blocks--;
+	mark_sit_dirty(sm, segno);
+	if (seg_is_free(sb, segno))
+		sm->free_segments++;	/* written and emptied since the checkpoint */
+	pthread_mutex_unlock(&sm->lock);
+}
+
+uint32_t f2fs_free_segments(struct f2fs_sb *sb)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	n = sb->sm->free_segments;
+	pthread_mutex_unlock(&sb->sm->lock);
+	return n;
+}
+
+/*
+ * Write dirty SIT entries (caller holds the checkpoint exclusively): into
+ * the SIT journal when they fit, else every journal entry and dirty entry
+ * goes to the shadow copy of its SIT block, flipping that block's bit in
+ * the new checkpoint's bitmap.
+ */
+int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *new_sit_bitmap)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+	uint8_t *j = sb->curseg[CURSEG_COLD_DATA].sum + SUM_JOURNAL_OFFSET;
+	uint32_t nsegs = sb->segment_count_main;
+	uint16_t n = get_le16(j);
+	uint32_t need = 0;
+	uint8_t *blk = NULL;
+	int err = 0;
+
+	/* dirty entries not already in the journal */
+	for (uint32_t s = 0; s < nsegs; s++) {
+		bool in_j = false;
+
+		if (!(sm->dirty_sentries[s >> 3] & (1u << (s & 7))))
+			continue;
+		for (uint16_t i = 0; i < n && !in_j; i++)
+			in_j = get_le32(j + 2 + i * SIT_JOURNAL_ENTRY_SIZE) == s;
+		need += !in_j;
+	}
+	if (n + need <= SIT_JOURNAL_ENTRIES) {
+		for (uint32_t s = 0; s < nsegs; s++) {
+			uint16_t i;
+
+			if (!(sm->dirty_sentries[s >> 3] & (1u << (s & 7))))
+				continue;
+			for (i = 0; i < n; i++)
+				if (get_le32(j + 2 + i * SIT_JOURNAL_ENTRY_SIZE) == s)
+					break;
+			if (i == n)
+				put_le32(j + 2 + n++ * SIT_JOURNAL_ENTRY_SIZE, s);
+			encode_sit_entry(&sm->sentries[s], j + 2 + i * SIT_JOURNAL_ENTRY_SIZE + 4);
+		}
+		put_le16(j, n);
+		goto done;
+	}
+
+	/* journal full: everything goes to the SIT blocks */
+	for (uint16_t i = 0; i < n; i++)
+		mark_sit_dirty(sm, get_le32(j + 2 + i * SIT_JOURNAL_ENTRY_SIZE));
+	put_le16(j, 0);
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	for (uint32_t b = 0; b * SIT_ENTRY_PER_BLOCK < nsegs; b++) {
+		uint32_t first = b * SIT_ENTRY_PER_BLOCK, last = F2FS_MIN(first + SIT_ENTRY_PER_BLOCK, nsegs);
+		uint32_t old_addr, new_addr, half = (sb->segment_count_sit / 2) << sb->log_blocks_per_seg;
+		bool any = false;
+
+		for (uint32_t s = first; s < last && !any; s++)
+			any = sm->dirty_sentries[s >> 3] & (1u << (s & 7));
+		if (!any)
+			continue;
+		old_addr = f2fs_sit_block_addr(sb, first);
+		err = f2fs_dev_read(sb->dev, old_addr, blk, 1);
+		if (err)
+			break;
+		for (uint32_t s = first; s < last; s++)
+			encode_sit_entry(&sm->sentries[s], blk + (s - first) * SIT_ENTRY_SIZE);
+		new_addr = f2fs_test_bit(b, sb->sit_bitmap) ? old_addr - half : old_addr + half;
+		{
+			struct iovec iov = { blk, F2FS_BLKSIZE };
+			struct f2fs_bio bio = {
+				.op = F2FS_BIO_WRITE, .blkaddr = new_addr, .nr_blocks = 1,
+				.iov = &iov, .iovcnt = 1,
+			};
+			err = f2fs_submit_bio(sb->dev, &bio);
+			if (err)
+				break;
+		}
+		new_sit_bitmap[b >> 3] ^= (uint8_t)(0x80u >> (b & 7));
+	}
+	free(blk);
+done:
+	if (!err) {
+		memset(sm->dirty_sentries, 0, (nsegs + 7) / 8);
+		sm->nr_dirty_sentries = 0;
+	}
+	return err;
+}
+
+/* After a checkpoint commits: what is valid now is what the checkpoint holds. */
+void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+
+	pthread_mutex_lock(&sm->lock);
+	sm->free_segments = 0;
+	for (uint32_t s = 0; s < sb->segment_count_main; s++) {
+		struct f2fs_seg_entry *se = &sm->sentries[s];
+
+		se->ckpt_valid_blocks = se->valid_blocks;
+		memcpy(se->ckpt_valid_map, se->cur_valid_map, SIT_VBLOCK_MAP_SIZE);
+		if (seg_is_free(sb, s))
+			sm->free_segments++;
+	}
+	pthread_mutex_unlock(&sm->lock);
 }

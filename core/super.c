@@ -343,6 +343,7 @@ static int fill_super(struct f2fs_sb *sb)
 static void sb_free(struct f2fs_sb *sb)
 {
 	f2fs_icache_destroy(sb);
+	f2fs_destroy_node_manager(sb);
 	f2fs_destroy_segment_manager(sb);
 	free(sb->ckpt);
 	free(sb->sit_bitmap_buf);
@@ -354,9 +355,36 @@ static void sb_free(struct f2fs_sb *sb)
 	free(sb);
 }
 
+/* A writable mount builds the SIT and the free nid map up front. */
+static int enable_write(struct f2fs_sb *sb)
+{
+	int err;
+
+	if (f2fs_has_feature(sb, F2FS_FEATURE_RO)) {
+		f2fs_err(sb, "the filesystem has the \"ro\" feature: mount it read-only");
+		return -EROFS;
+	}
+	if (sb->recovery_pending) {
+		f2fs_err(sb, "roll-forward recovery is pending and cannot be replayed yet: "
+			 "mount read-only");
+		return -EROFS;
+	}
+	if (f2fs_cp_flag(sb, CP_FSCK_FLAG | CP_ERROR_FLAG)) {
+		f2fs_err(sb, "the filesystem needs fsck.f2fs before it can be written");
+		return -EROFS;
+	}
+	err = f2fs_build_sit(sb);
+	if (!err)
+		err = f2fs_build_node_manager(sb);
+	return err;
+}
+
 static int mount_common(struct f2fs_sb *sb, struct f2fs_sb **out)
 {
 	int err = fill_super(sb);
+
+	if (!err && !sb->opts.readonly)
+		err = enable_write(sb);
 
 	if (err) {
 		sb_free(sb);
@@ -373,11 +401,6 @@ int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs
 
 	if (!sb)
 		return -ENOMEM;
-	if (!sb->opts.readonly) {
-		f2fs_err(sb, "read-write mounts are not supported yet");
-		sb_free(sb);
-		return -EROFS;
-	}
 	err = f2fs_dev_open(path, sb->opts.readonly, sb->opts.direct, &sb->dev);
 	if (err) {
 		f2fs_err(sb, "cannot open %s: %s", path, strerror(-err));
@@ -404,10 +427,28 @@ int f2fs_mount_mem(const void *buf, size_t len, const struct f2fs_mount_opts *op
 	return mount_common(sb, out);
 }
 
-void f2fs_umount(struct f2fs_sb *sb)
+int f2fs_umount(struct f2fs_sb *sb)
 {
-	if (sb)
-		sb_free(sb);
+	int err = 0;
+
+	if (!sb)
+		return 0;
+	if (!sb->opts.readonly && sb->sm) {
+		if (atomic_load(&sb->need_fsck))
+			f2fs_warn(sb, "an inconsistency was found: the last checkpoint asks for fsck");
+		err = f2fs_sync_fs(sb, true);
+		if (err)
+			f2fs_err(sb, "final checkpoint failed: %s", strerror(-err));
+	}
+	sb_free(sb);
+	return err;
+}
+
+int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
+{
+	if (sb->opts.readonly || !sb->sm)
+		return 0;
+	return f2fs_write_checkpoint(sb, umount);
 }
 
 uint32_t f2fs_root_ino(const struct f2fs_sb *sb)
