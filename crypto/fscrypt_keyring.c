@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Master keys and per-inode key derivation (kernel fs/crypto/keyring.c,
+ * keysetup.c, keysetup_v1.c).
+ *
+ * v2 keys are kept as their HKDF-SHA512 pseudorandom key only; v1 keys as
+ * raw bytes, since their KDF is AES-128-ECB keyed by the file nonce.  Key
+ * memory is locked and excluded from core dumps, and wiped on removal.
+ * Removing a key does not reach into inode infos already derived from it:
+ * as in the kernel, the caller evicts those.
+ */
+#include "fscrypt_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mkey {
+	struct mkey *next;
+	int version;
+	uint8_t spec[FSCRYPT_KEY_IDENTIFIER_LEN];	/* v1: descriptor + zeros */
+	size_t rawlen;
+	uint8_t raw[FSCRYPT_MAX_MASTER_KEY];		/* v1 only */
+	uint8_t prk[FSCRYPT_PRK_LEN];			/* v2 only */
+	size_t alloc;
+};
+
+struct fscrypt_keyring {
+	pthread_mutex_t lock;
+	struct mkey *head;
+};
+
+static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+int fscrypt_keyring_new(struct fscrypt_keyring **out)
+{
+	struct fscrypt_keyring *kr = calloc(1, sizeof(*kr));
+
+	if (!kr)
+		return -ENOMEM;
+	if (pthread_mutex_init(&kr->lock, NULL)) {
+		free(kr);
+		return -ENOMEM;
+	}
+	*out = kr;
+	return 0;
+}
+
+void fscrypt_keyring_free(struct fscrypt_keyring *kr)
+{
+	struct mkey *k, *n;
+
+	if (!kr)
+		return;
+	for (k = kr->head; k; k = n) {
+		n = k->next;
+		fscrypt_secure_free(k, k->alloc);
+	}
+	pthread_mutex_destroy(&kr->lock);
+	free(kr);
+}
+
+static struct mkey *find(struct fscrypt_keyring *kr, int version, const uint8_t *spec)
+{
+	size_t n = version == 1 ? FSCRYPT_KEY_DESCRIPTOR_LEN : FSCRYPT_KEY_IDENTIFIER_LEN;
+
+	for (struct mkey *k = kr->head; k; k = k->next)
+		if (k->version == version && !memcmp(k->spec, spec, n))
+			return k;
+	return NULL;
+}
+
+static struct mkey *mkey_alloc(void)
+{
+	size_t alloc;
+	struct mkey *k = fscrypt_secure_alloc(sizeof(*k), &alloc);
+
+	if (k) {
+		memset(k, 0, sizeof(*k));
+		k->alloc = alloc;
+	}
+	return k;
+}
+
+int fscrypt_key_identifier(const void *raw, size_t len, uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN])
+{
+	uint8_t prk[FSCRYPT_PRK_LEN];
+	int err;
+
+	if (!raw || len < FSCRYPT_MIN_MASTER_KEY || len > FSCRYPT_MAX_MASTER_KEY)
+		return -EINVAL;
+	err = fscrypt_hkdf_extract(raw, len, prk);
+	if (!err)
+		err = fscrypt_hkdf_expand(prk, HKDF_CTX_KEY_IDENTIFIER, NULL, 0, id,
+					  FSCRYPT_KEY_IDENTIFIER_LEN);
+	fscrypt_cleanse(prk, sizeof(prk));
+	return err;
+}
+
+int fscrypt_keyring_add_v2(struct fscrypt_keyring *kr, const void *raw, size_t len,
+			   uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN])
+{
+	struct mkey *k;
+	int err;
+
+	if (!raw || len < FSCRYPT_MIN_MASTER_KEY || len > FSCRYPT_MAX_MASTER_KEY)
+		return -EINVAL;
+	k = mkey_alloc();
+	if (!k)
+		return -ENOMEM;
+	k->version = 2;
+	k->rawlen = len;
+	err = fscrypt_hkdf_extract(raw, len, k->prk);
+	if (!err)
+		err = fscrypt_hkdf_expand(k->prk, HKDF_CTX_KEY_IDENTIFIER, NULL, 0, k->spec,
+					  FSCRYPT_KEY_IDENTIFIER_LEN);
+	if (err) {
+		fscrypt_secure_free(k, k->alloc);
+		return err;
+	}
+	memcpy(id, k->spec, FSCRYPT_KEY_IDENTIFIER_LEN);
+	pthread_mutex_lock(&kr->lock);
+	if (find(kr, 2, k->spec)) {
+		/* same identifier means same key (up to an HKDF collision) */
+		pthread_mutex_unlock(&kr->lock);
+		fscrypt_secure_free(k, k->alloc);
+		return 0;
+	}
+	k->next = kr->head;
+	kr->head = k;
+	pthread_mutex_unlock(&kr->lock);
+	return 0;
+}
+
+int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
+			   const uint8_t desc[FSCRYPT_KEY_DESCRIPTOR_LEN], const void *raw,
+			   size_t len)
+{
+	struct mkey *k, *old;
+
+	if (!raw || len < FSCRYPT_MIN_MASTER_KEY || len > FSCRYPT_MAX_MASTER_KEY)
+		return -EINVAL;
+	k = mkey_alloc();
+	if (!k)
+		return -ENOMEM;
+	k->version = 1;
+	k->rawlen = len;
+	memcpy(k->raw, raw, len);
+	memcpy(k->spec, desc, FSCRYPT_KEY_DESCRIPTOR_LEN);
+	pthread_mutex_lock(&kr->lock);
+	old = find(kr, 1, desc);
+	if (old) {
+		/* a v1 descriptor names whatever key was given last */
+		k->next = old->next;
+		memcpy(old, k, offsetof(struct mkey, alloc));
+		pthread_mutex_unlock(&kr->lock);
+		fscrypt_secure_free(k, k->alloc);
+		return 0;
+	}
+	k->next = kr->head;
+	kr->head = k;
+	pthread_mutex_unlock(&kr->lock);
+	return 0;
+}
+
+int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_t *spec)
+{
+	struct mkey **pp, *k;
+
+	pthread_mutex_lock(&kr->lock);
+	for (pp = &kr->head; (k = *pp); pp = &k->next) {
+		size_t n = version == 1 ? FSCRYPT_KEY_DESCRIPTOR_LEN : FSCRYPT_KEY_IDENTIFIER_LEN;
+
+		if (k->version == version && !memcmp(k->spec, spec, n)) {
+			*pp = k->next;
+			pthread_mutex_unlock(&kr->lock);
+			fscrypt_secure_free(k, k->alloc);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&kr->lock);
+	return -ENOKEY;
+}
+
+bool fscrypt_keyring_has_key(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx)
+{
+	bool r;
+
+	pthread_mutex_lock(&kr->lock);
+	r = find(kr, ctx->version, ctx->key_spec) != NULL;
+	pthread_mutex_unlock(&kr->lock);
+	return r;
+}
+
+/* v2: derive the mode key (per-file, DIRECT_KEY or IV_INO_LBLK_*) */
+static int derive_v2(const struct mkey *mk, const struct fscrypt_context *ctx, uint8_t mode,
+		     enum fscrypt_file_type type, const uint8_t uuid[16],
+		     struct fscrypt_inode_info *ci)
+{
+	unsigned int ks = fscrypt_mode_keysize(mode);
+	uint8_t key[64], info[17];
+	bool direct = false;
+	int err;
+
+	info[0] = mode;
+	if (ctx->flags & FSCRYPT_F_DIRECT_KEY) {
+		err = fscrypt_hkdf_expand(mk->prk, HKDF_CTX_DIRECT_KEY, info, 1, key, ks);
+		direct = true;
+	} else if (ctx->flags & FSCRYPT_F_IV_INO_LBLK_64) {
+		memcpy(info + 1, uuid, 16);
+		err = fscrypt_hkdf_expand(mk->prk, HKDF_CTX_IV_INO_LBLK_64_KEY, info, 17, key, ks);
+	} else if (ctx->flags & FSCRYPT_F_IV_INO_LBLK_32) {
+		uint8_t hk[16], le[8];
+
+		memcpy(info + 1, uuid, 16);
+		err = fscrypt_hkdf_expand(mk->prk, HKDF_CTX_IV_INO_LBLK_32_KEY, info, 17, key, ks);
+		if (!err)
+			err = fscrypt_hkdf_expand(mk->prk, HKDF_CTX_INODE_HASH_KEY, NULL, 0, hk,
+						  sizeof(hk));
+		if (!err) {
+			uint64_t h = 0;
+
+			/* siphash_1u64(ino): the u64 as 8 little-endian bytes */
+			for (int i = 0; i < 8; i++)
+				le[i] = (uint8_t)((uint64_t)ci->ino >> (8 * i));
+			err = fscrypt_siphash24(hk, le, sizeof(le), &h);
+			ci->hashed_ino = (uint32_t)h;
+		}
+		fscrypt_cleanse(hk, sizeof(hk));
+	} else {
+		err = fscrypt_hkdf_expand(mk->prk, HKDF_CTX_PER_FILE_ENC_KEY, ctx->nonce,
+					  FSCRYPT_NONCE_LEN, key, ks);
+	}
+	if (!err)
+		err = fscrypt_prepare_key(&ci->key, mode, key, direct, ctx->nonce);
+	if (!err && type == FSCRYPT_FT_DIR) {
+		/* the SipHash key of casefolded directories; cheap to always have */
+		err = fscrypt_hkdf_expand(mk->prk, HKDF_CTX_DIRHASH_KEY, ctx->nonce,
+					  FSCRYPT_NONCE_LEN, ci->dirhash_key,
+					  sizeof(ci->dirhash_key));
+		ci->has_dirhash_key = !err;
+	}
+	fscrypt_cleanse(key, sizeof(key));
+	return err;
+}
+
+/* v1: AES-128-ECB of the master key, keyed by the nonce; or the raw key */
+static int derive_v1(const struct mkey *mk, const struct fscrypt_context *ctx, uint8_t mode,
+		     struct fscrypt_inode_info *ci)
+{
+	unsigned int ks = fscrypt_mode_keysize(mode);
+	uint8_t key[64];
+	int err;
+
+	if (ctx->flags & FSCRYPT_F_DIRECT_KEY)
+		return fscrypt_prepare_key(&ci->key, mode, mk->raw, true, ctx->nonce);
+	err = fscrypt_aes_ecb(ctx->nonce, 16, mk->raw, key, ks, 1);
+	if (!err)
+		err = fscrypt_prepare_key(&ci->key, mode, key, false, ctx->nonce);
+	fscrypt_cleanse(key, sizeof(key));
+	return err;
+}
+
+int fscrypt_keyring_derive(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx,
+			   enum fscrypt_file_type type, const uint8_t fs_uuid[16],
+			   struct fscrypt_inode_info *ci, char *why, size_t whylen)
+{
+	uint8_t mode = type == FSCRYPT_FT_REG ? ctx->contents_mode : ctx->filenames_mode;
+	const struct mkey *mk;
+	int err;
+
+	if (!fscrypt_mode_supported(mode)) {
+		say(why, whylen, "fscrypt: %s encryption (mode %u) is not supported by this build",
+		    fscrypt_mode_name(mode), mode);
+		return -EOPNOTSUPP;
+	}
+	if (ctx->version == 2 && ctx->log2_data_unit_size && ctx->log2_data_unit_size != 12) {
+		say(why, whylen, "fscrypt: data units of %u bytes are not supported by this build",
+		    1u << ctx->log2_data_unit_size);
+		return -EOPNOTSUPP;
+	}
+	pthread_mutex_lock(&kr->lock);
+	mk = find(kr, ctx->version, ctx->key_spec);
+	if (!mk) {
+		err = -ENOKEY;
+	} else if (mk->rawlen < fscrypt_mode_keysize(mode)) {
+		/* the kernel refuses keys shorter than the mode's key */
+		say(why, whylen, "fscrypt: master key too short for %s (%zu < %u bytes)",
+		    fscrypt_mode_name(mode), mk->rawlen, fscrypt_mode_keysize(mode));
+		err = -ENOKEY;
+	} else if (ctx->version == 2) {
+		err = derive_v2(mk, ctx, mode, type, fs_uuid, ci);
+	} else {
+		err = derive_v1(mk, ctx, mode, ci);
+	}
+	pthread_mutex_unlock(&kr->lock);
+	return err;
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * OpenSSL (libcrypto 3 EVP) plumbing for fscrypt: algorithm fetches done
+ * once, HKDF-SHA512, SipHash-2-4, SHA-256, AES-ECB/XTS/CBC/CBC-CTS, and
+ * locked, non-dumpable memory for keys.
+ *
+ * EVP contexts are not shareable between threads, so each call makes its
+ * own from the fetched (immutable, shareable) algorithm objects.
+ */
+#include "fscrypt_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+
+static struct {
+	EVP_KDF *hkdf;
+	EVP_MAC *siphash;
+	EVP_MD *sha256;
+	EVP_CIPHER *aes256_xts, *aes128_cbc, *aes256_cts, *aes128_cts, *aes256_ecb,
+		*aes128_ecb;
+	bool ok;
+} alg;
+
+static pthread_once_t alg_once = PTHREAD_ONCE_INIT;
+
+static void alg_fetch(void)
+{
+	alg.hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	alg.siphash = EVP_MAC_fetch(NULL, "SIPHASH", NULL);
+	alg.sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	alg.aes256_xts = EVP_CIPHER_fetch(NULL, "AES-256-XTS", NULL);
+	alg.aes128_cbc = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
+	alg.aes256_cts = EVP_CIPHER_fetch(NULL, "AES-256-CBC-CTS", NULL);
+	alg.aes128_cts = EVP_CIPHER_fetch(NULL, "AES-128-CBC-CTS", NULL);
+	alg.aes256_ecb = EVP_CIPHER_fetch(NULL, "AES-256-ECB", NULL);
+	alg.aes128_ecb = EVP_CIPHER_fetch(NULL, "AES-128-ECB", NULL);
+	alg.ok = alg.hkdf && alg.siphash && alg.sha256 && alg.aes256_xts && alg.aes128_cbc &&
+		 alg.aes256_cts && alg.aes128_cts && alg.aes256_ecb && alg.aes128_ecb;
+}
+
+static int alg_init(void)
+{
+	if (pthread_once(&alg_once, alg_fetch) != 0 || !alg.ok)
+		return -ENOPKG;
+	return 0;
+}
+
+void fscrypt_cleanse(void *p, size_t len)
+{
+	OPENSSL_cleanse(p, len);
+}
+
+/*
+ * Key memory: whole pages, locked so they do not reach swap and excluded
+ * from core dumps.  Locking is best effort (RLIMIT_MEMLOCK may be small).
+ */
+void *fscrypt_secure_alloc(size_t size, size_t *alloc_size)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t psz = pg > 0 ? (size_t)pg : 4096;
+	size_t n = (size + psz - 1) / psz * psz;
+	void *p;
+
+	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)mlock(p, n);
+#ifdef MADV_DONTDUMP
+	(void)madvise(p, n, MADV_DONTDUMP);
+#endif
+	*alloc_size = n;
+	return p;
+}
+
+void fscrypt_secure_free(void *p, size_t alloc_size)
+{
+	if (!p)
+		return;
+	OPENSSL_cleanse(p, alloc_size);
+	(void)munlock(p, alloc_size);
+	munmap(p, alloc_size);
+}
+
+static int hkdf(int mode, const uint8_t *key, size_t keylen, const uint8_t *salt,
+		size_t saltlen, const uint8_t *info, size_t infolen, uint8_t *out, size_t outlen)
+{
+	OSSL_PARAM params[6], *p = params;
+	EVP_KDF_CTX *kctx;
+	int err;
+
+	err = alg_init();
+	if (err)
+		return err;
+	kctx = EVP_KDF_CTX_new(alg.hkdf);
+	if (!kctx)
+		return -ENOMEM;
+	*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA512", 0);
+	*p++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
+	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, keylen);
+	if (salt)
+		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt,
+							 saltlen);
+	if (info)
+		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info,
+							 infolen);
+	*p = OSSL_PARAM_construct_end();
+	err = EVP_KDF_derive(kctx, out, outlen, params) == 1 ? 0 : -EIO;
+	EVP_KDF_CTX_free(kctx);
+	return err;
+}
+
+int fscrypt_hkdf_extract(const uint8_t *ikm, size_t len, uint8_t prk[FSCRYPT_PRK_LEN])
+{
+	/* the kernel's salt: HashLen zero bytes (same as none, per RFC 5869) */
+	static const uint8_t salt[FSCRYPT_PRK_LEN];
+
+	return hkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, ikm, len, salt, sizeof(salt), NULL, 0, prk,
+		    FSCRYPT_PRK_LEN);
+}
+
+int fscrypt_hkdf_expand(const uint8_t prk[FSCRYPT_PRK_LEN], uint8_t context,
+			const uint8_t *info, size_t infolen, uint8_t *okm, size_t okmlen)
+{
+	/* info = "fscrypt\0" || context || info (kernel fscrypt_hkdf_expand) */
+	uint8_t full[9 + 32];
+	int err;
+
+	if (infolen > sizeof(full) - 9)
+		return -EINVAL;
+	memcpy(full, "fscrypt\0", 8);
+	full[8] = context;
+	if (infolen)
+		memcpy(full + 9, info, infolen);
+	err = hkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, prk, FSCRYPT_PRK_LEN, NULL, 0, full,
+		   9 + infolen, okm, okmlen);
+	OPENSSL_cleanse(full, sizeof(full));
+	return err;
+}
+
+int fscrypt_siphash24(const uint8_t key[16], const void *msg, size_t len, uint64_t *out)
+{
+	OSSL_PARAM params[2];
+	unsigned int size = 8;
+	uint8_t h[8];
+	size_t hl = 0;
+	EVP_MAC_CTX *m;
+	int err;
+
+	err = alg_init();
+	if (err)
+		return err;
+	m = EVP_MAC_CTX_new(alg.siphash);
+	if (!m)
+		return -ENOMEM;
+	params[0] = OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_SIZE, &size);
+	params[1] = OSSL_PARAM_construct_end();
+	/* size first: it selects the 64-bit output variant */
+	err = EVP_MAC_CTX_set_params(m, params) == 1 &&
+	      EVP_MAC_init(m, key, 16, params) == 1 &&
+	      EVP_MAC_update(m, msg, len) == 1 && EVP_MAC_final(m, h, &hl, sizeof(h)) == 1 &&
+	      hl == 8 ? 0 : -EIO;
+	EVP_MAC_CTX_free(m);
+	if (!err) {
+		*out = 0;
+		for (int i = 7; i >= 0; i--)
+			*out = *out << 8 | h[i];
+	}
+	return err;
+}
+
+int fscrypt_sha256(const void *msg, size_t len, uint8_t out[32])
+{
+	unsigned int ol = 0;
+	int err = alg_init();
+
+	if (err)
+		return err;
+	return EVP_Digest(msg, len, out, &ol, alg.sha256, NULL) == 1 && ol == 32 ? 0 : -EIO;
+}
+
+static EVP_CIPHER *cipher_by_name(const char *name)
+{
+	if (!strcmp(name, "AES-256-XTS"))
+		return alg.aes256_xts;
+	if (!strcmp(name, "AES-128-CBC"))
+		return alg.aes128_cbc;
+	if (!strcmp(name, "AES-256-CBC-CTS"))
+		return alg.aes256_cts;
+	if (!strcmp(name, "AES-128-CBC-CTS"))
+		return alg.aes128_cts;
+	if (!strcmp(name, "AES-256-ECB"))
+		return alg.aes256_ecb;
+	if (!strcmp(name, "AES-128-ECB"))
+		return alg.aes128_ecb;
+	return NULL;
+}
+
+/* One EVP operation over a whole message (CTS needs it in one update). */
+int fscrypt_evp_crypt(const char *name, const uint8_t *key, const uint8_t *iv,
+		      const uint8_t *in, uint8_t *out, size_t len, int enc)
+{
+	OSSL_PARAM params[2], *pp = NULL;
+	EVP_CIPHER_CTX *c;
+	EVP_CIPHER *ci;
+	int outl = 0, fl = 0, err;
+
+	err = alg_init();
+	if (err)
+		return err;
+	ci = cipher_by_name(name);
+	if (!ci || len > (size_t)INT32_MAX)
+		return -EINVAL;
+	if (strstr(name, "CTS")) {
+		/* the kernel's cts(cbc(aes)) is CS3: last two blocks always swapped */
+		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_CIPHER_PARAM_CTS_MODE,
+							     (char *)"CS3", 0);
+		params[1] = OSSL_PARAM_construct_end();
+		pp = params;
+	}
+	c = EVP_CIPHER_CTX_new();
+	if (!c)
+		return -ENOMEM;
+	err = -EIO;
+	if (EVP_CipherInit_ex2(c, ci, key, iv, enc, pp) != 1)
+		goto out;
+	EVP_CIPHER_CTX_set_padding(c, 0);
+	if (EVP_CipherUpdate(c, out, &outl, in, (int)len) != 1)
+		goto out;
+	if (EVP_CipherFinal_ex(c, out + outl, &fl) != 1 || (size_t)(outl + fl) != len)
+		goto out;
+	err = 0;
+out:
+	EVP_CIPHER_CTX_free(c);
+	return err;
+}
+
+int fscrypt_aes_ecb(const uint8_t *key, size_t keylen, const uint8_t *in, uint8_t *out,
+		    size_t len, int enc)
+{
+	if (len % 16)
+		return -EINVAL;
+	return fscrypt_evp_crypt(keylen == 32 ? "AES-256-ECB" : "AES-128-ECB", key, NULL, in,
+				 out, len, enc);
+}
+
+int fscrypt_aes256_block(const uint8_t key[32], uint8_t block[16], int enc)
+{
+	return fscrypt_evp_crypt("AES-256-ECB", key, NULL, block, block, 16, enc);
+}

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Extract fscrypt known-answer data from the kernel-written fixture image
+and print it as the C header tests/unit/fscrypt_fixture.h.
+
+Provenance: /work/shared/fixtures/crypt.img.zst was populated by the Linux
+6.1 f2fs driver with fscrypt v2 policies (see its README.md); every byte
+emitted here is read from that image with the independent python parser in
+tests/corrupt/f2fsimg.py, or copied from the fixture's manifests:
+
+  - encryption contexts: xattr index 9, name "c", of each directory/file
+  - encrypted dentry names and their on-disk hash_code
+  - the kernel's no-key names, from crypt.nokey-manifest.tsv (an entry is
+    found by base64url(hash || ciphertext) and emitted as the kernel wrote it;
+    entries this script cannot find make it fail)
+  - plaintext names and sha256 of contents, from crypt.manifest.tsv
+  - block addresses of a few files' data (the C test reads the ciphertext
+    blocks from a decompressed copy of the image at run time, so the header
+    stays small)
+  - the ciphertext of encrypted symlink targets (fscrypt_symlink_data)
+
+Nothing is decrypted here: the C test does that with crypto/.
+
+usage: gen_fscrypt_vectors.py CRYPT_IMG FIXTURE_DIR > tests/unit/fscrypt_fixture.h
+"""
+import base64
+import hashlib
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'corrupt'))
+import f2fsimg  # noqa: E402
+
+DIRS = ['enc', 'enc64', 'enc32', 'enc-pad32', 'enc-adiantum']
+FILES = ['inline-100', 'hardlink', 'rand-64k']
+SYMLINK = 'symlink-short'
+XATTR_ENCRYPTION_INDEX = 9
+
+
+def xattrs(img, ino):
+    """[(index, name, value)] from the inline area and the xattr node."""
+    buf = b''
+    if ino.inline_xattr_addrs:
+        o = ino.inline_xattr_off()
+        buf += bytes(img.buf[o:o + 4 * ino.inline_xattr_addrs])
+    if ino.xattr_nid:
+        blk = img.node_blkaddr(ino.xattr_nid)
+        buf += bytes(img.buf[blk * 4096:blk * 4096 + 4096 - 24])
+    if len(buf) < 24 or struct.unpack_from('<I', buf, 0)[0] != f2fsimg.XATTR_MAGIC:
+        return []
+    out = []
+    p = 24
+    while p + 4 <= len(buf):
+        idx, nlen, vlen = struct.unpack_from('<BBH', buf, p)
+        if idx == 0 and nlen == 0 and vlen == 0:
+            break
+        name = buf[p + 4:p + 4 + nlen]
+        val = buf[p + 4 + nlen:p + 4 + nlen + vlen]
+        out.append((idx, name, val))
+        p += (4 + nlen + vlen + 3) & ~3
+    return out
+
+
+def context(img, ino):
+    for idx, name, val in xattrs(img, ino):
+        if idx == XATTR_ENCRYPTION_INDEX and name == b'c':
+            return val
+    raise SystemExit('inode %d has no encryption context' % ino.nid)
+
+
+def unescape(s):
+    """Undo the manifest's path escaping (\\\\, \\t, \\n, \\xHH)."""
+    out = bytearray()
+    b = s.encode('utf-8')
+    i = 0
+    while i < len(b):
+        if b[i] == 0x5c and i + 1 < len(b):
+            c = chr(b[i + 1])
+            if c == '\\':
+                out.append(0x5c)
+                i += 2
+            elif c == 't':
+                out.append(9)
+                i += 2
+            elif c == 'n':
+                out.append(10)
+                i += 2
+            elif c == 'x':
+                out.append(int(b[i + 2:i + 4], 16))
+                i += 4
+            else:
+                out.append(b[i])
+                i += 1
+        else:
+            out.append(b[i])
+            i += 1
+    return bytes(out)
+
+
+def manifest(path):
+    ents = {}
+    for line in open(path, encoding='utf-8'):
+        if line.startswith('#'):
+            continue
+        f = line.rstrip('\n').split('\t')
+        ents[unescape(f[0])] = f
+    return ents
+
+
+def nokey(h, ct):
+    raw = struct.pack('<II', h, 0)
+    if len(ct) <= 149:
+        raw += ct
+    else:
+        raw += ct[:149] + hashlib.sha256(ct[149:]).digest()
+    return base64.urlsafe_b64encode(raw).rstrip(b'=')
+
+
+def c_bytes(b):
+    out = []
+    for c in b:
+        if 0x20 <= c < 0x7f and c not in (0x22, 0x5c, 0x3f):
+            out.append(chr(c))
+        else:
+            out.append('\\%03o' % c)
+    return '"' + ''.join(out) + '"'
+
+
+def runs(img, ino):
+    n = (ino.size + 4095) // 4096
+    addrs = img.block_map(ino, n)
+    out = []
+    for lblk, a in enumerate(addrs):
+        if a in (0, 0xFFFFFFFF):
+            raise SystemExit('hole in inode %d' % ino.nid)
+        if out and out[-1][0] + out[-1][2] == lblk and out[-1][1] + out[-1][2] == a:
+            out[-1][2] += 1
+        else:
+            out.append([lblk, a, 1])
+    return out
+
+
+def main():
+    img = f2fsimg.Image(open(sys.argv[1], 'rb').read())
+    fixdir = sys.argv[2]
+    plain = manifest(os.path.join(fixdir, 'crypt.manifest.tsv'))
+    nk = manifest(os.path.join(fixdir, 'crypt.nokey-manifest.tsv'))
+    root = img.inode(img.root_ino)
+    top = {e[1]: e for e in img.readdir(root)}
+
+    p = print
+    p('/* Generated by tests/unit/gen_fscrypt_vectors.py from the kernel-written')
+    p(' * fixture crypt.img (Linux 6.1 f2fs); do not edit. */')
+    p('#ifndef FSCRYPT_FIXTURE_H')
+    p('#define FSCRYPT_FIXTURE_H')
+    p('#include <stdint.h>')
+    p('')
+    p('static const char fx_uuid_hex[] = "%s";' % img.uuid.hex())
+    p('')
+    p('struct fx_name { const char *ct; uint32_t hash; const char *nokey; };')
+    p('struct fx_run { uint32_t lblk, blkaddr, len; };')
+    p('struct fx_file {')
+    p('\tconst char *name; uint32_t ino; const char *ctx; uint64_t size;')
+    p('\tconst char *sha256; int nruns; struct fx_run runs[4];')
+    p('};')
+    p('struct fx_symlink { uint32_t ino; const char *ctx; const char *ct; const char *target; };')
+    p('struct fx_dir {')
+    p('\tconst char *path; uint32_t ino; const char *ctx;')
+    p('\tint nnames; const struct fx_name *names;')
+    p('\tint nplain; const char *const *plain;')
+    p('\tint nfiles; const struct fx_file *files;')
+    p('\tstruct fx_symlink symlink;')
+    p('};')
+    p('')
+    dirs_out = []
+    for d in DIRS:
+        cid = d.replace('-', '_')
+        de = top[d.encode()]
+        dino = img.inode(de[2])
+        dctx = context(img, dino)
+        names = [e for e in img.readdir(dino) if e[1] not in (b'.', b'..')]
+        p('static const struct fx_name fx_%s_names[] = {' % cid)
+        for e in names:
+            ct, h = e[1], e[3]
+            enc = nokey(h, ct)
+            key = d.encode() + b'/' + enc
+            if key not in nk:
+                raise SystemExit('no-key name %s not in the nokey manifest' % key)
+            p('\t{ "%s", 0x%08x, %s },' % (ct.hex(), h, c_bytes(unescape(nk[key][0]).split(b'/')[-1])))
+        p('};')
+        pre = d.encode() + b'/'
+        plain_names = sorted(k[len(pre):] for k in plain
+                             if k.startswith(pre) and b'/' not in k[len(pre):])
+        if len(plain_names) != len(names):
+            raise SystemExit('%s: %d dentries, %d manifest names' % (d, len(names), len(plain_names)))
+        p('static const char *const fx_%s_plain[] = {' % cid)
+        for n in plain_names:
+            p('\t%s,' % c_bytes(n))
+        p('};')
+        # files identified by their (unique in the directory) size
+        sizes = {}
+        for e in names:
+            ino = img.inode(e[2])
+            if ino.is_reg():
+                sizes.setdefault(ino.size, []).append(ino)
+        p('static const struct fx_file fx_%s_files[] = {' % cid)
+        for fname in FILES:
+            m = plain[pre + fname.encode()]
+            size = int(m[5])
+            cands = sizes.get(size, [])
+            if len(cands) != 1:
+                raise SystemExit('%s/%s: size %d not unique' % (d, fname, size))
+            ino = cands[0]
+            rs = runs(img, ino)
+            if len(rs) > 4:
+                raise SystemExit('%s/%s: too fragmented' % (d, fname))
+            p('\t{ "%s", %d, "%s", %d, "%s", %d, {%s} },' % (
+                fname, ino.nid, context(img, ino).hex(), size, m[8], len(rs),
+                ', '.join('{ %d, %d, %d }' % tuple(r) for r in rs)))
+        p('};')
+        # the short symlink: i_size of an encrypted symlink is the size of its
+        # fscrypt_symlink_data (2 + padded ciphertext), so pick the short one
+        m = plain[pre + SYMLINK.encode()]
+        lnks = [img.inode(e[2]) for e in names if img.inode(e[2]).is_lnk()
+                and img.inode(e[2]).size < 2 + 64]
+        if len(lnks) != 1:
+            raise SystemExit('%s: symlink not unique' % d)
+        li = lnks[0]
+        if li.inline & f2fsimg.INLINE_DATA:
+            o = li.inline_data_off()
+        else:
+            o = li.addr(0) * 4096
+        clen = struct.unpack_from('<H', img.buf, o)[0]
+        sct = bytes(img.buf[o + 2:o + 2 + clen])
+        dirs_out.append((d, cid, dino.nid, dctx, len(names), len(plain_names),
+                         (li.nid, context(img, li), sct, unescape(m[8]))))
+    p('')
+    p('static const struct fx_dir fx_dirs[] = {')
+    for d, cid, ino, ctx, nn, npl, sl in dirs_out:
+        p('\t{ "%s", %d, "%s",' % (d, ino, ctx.hex()))
+        p('\t  %d, fx_%s_names, %d, fx_%s_plain, %d, fx_%s_files,' % (nn, cid, npl, cid, len(FILES), cid))
+        p('\t  { %d, "%s", "%s", %s } },' % (sl[0], sl[1].hex(), sl[2].hex(), c_bytes(sl[3])))
+    p('};')
+    p('')
+    p('#endif')
+
+
+if __name__ == '__main__':
+    main()
