@@ -357,3 +357,67 @@ def test_plain_with_options(mount, fixture_image, plain_manifest, compressed_pat
         w = M.walk(m.path, content_filter=keep)
     diffs = M.compare(exp, w.manifest)
     assert diffs == [], M.report(diffs)
+
+
+def _dirent_api():
+    import ctypes
+    import ctypes.util
+
+    class Dirent(ctypes.Structure):
+        _fields_ = [("d_ino", ctypes.c_uint64), ("d_off", ctypes.c_int64),
+                    ("d_reclen", ctypes.c_ushort), ("d_type", ctypes.c_ubyte),
+                    ("d_name", ctypes.c_char * 256)]
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.opendir.restype = ctypes.c_void_p
+    libc.opendir.argtypes = [ctypes.c_char_p]
+    libc.readdir.restype = ctypes.POINTER(Dirent)
+    libc.readdir.argtypes = [ctypes.c_void_p]
+    libc.telldir.restype = ctypes.c_long
+    libc.telldir.argtypes = [ctypes.c_void_p]
+    libc.seekdir.argtypes = [ctypes.c_void_p, ctypes.c_long]
+    libc.closedir.argtypes = [ctypes.c_void_p]
+    return libc
+
+
+DT = {stat.S_IFREG: 8, stat.S_IFDIR: 4, stat.S_IFLNK: 10, stat.S_IFCHR: 2,
+      stat.S_IFBLK: 6, stat.S_IFIFO: 1, stat.S_IFSOCK: 12}
+
+
+def test_plain_readdir_offsets_and_dirent_fields(mount, fixture_image):
+    """telldir()/seekdir() positions stay valid (the dentry offsets the
+    daemon hands out), "." and ".." are listed, and d_ino/d_type agree with
+    lstat()."""
+    libc = _dirent_api()
+    rng = random.Random(5)
+    with mount(fixture_image("plain")) as m:
+        for d in ("bigdir", "holey-dir", "smalldir", "special", "."):
+            path = os.path.join(m.path, d).encode()
+            dp = libc.opendir(path)
+            assert dp, d
+            try:
+                ents = []
+                while True:
+                    pos = libc.telldir(dp)
+                    e = libc.readdir(dp)
+                    if not e:
+                        break
+                    ents.append((pos, e.contents.d_name, e.contents.d_ino, e.contents.d_type))
+                names = [x[1] for x in ents]
+                assert len(names) == len(set(names)), "%s: duplicate entries" % d
+                assert b"." in names and b".." in names
+                assert sorted(n for n in names if n not in (b".", b"..")) == \
+                    sorted(os.fsencode(n) for n in os.listdir(path))
+                for _ in range(100):
+                    pos, name = rng.choice(ents)[:2]
+                    libc.seekdir(dp, pos)
+                    e = libc.readdir(dp)
+                    assert e and e.contents.d_name == name, (d, pos, name)
+                for _, name, ino, dtype in ents[:400]:
+                    if name in (b".", b".."):
+                        continue
+                    st = os.lstat(os.path.join(path, name))
+                    assert ino == st.st_ino, (d, name)
+                    assert dtype == DT[stat.S_IFMT(st.st_mode)], (d, name, dtype)
+            finally:
+                libc.closedir(dp)

@@ -212,3 +212,32 @@ def test_sanitizer_report_detection():
     assert fsutil.sanitizer_report("x\n==1==ERROR: AddressSanitizer: heap-use-after-free\n")
     assert fsutil.sanitizer_report("core/node.c:12:5: runtime error: shift exponent 40\n")
     assert fsutil.sanitizer_report("f2fs-fuse: mounted\n") is None
+
+
+# ---------------------------------------------------------------- mount helper
+
+@pytest.mark.parametrize("tail,complaint", [
+    ('echo "==1==ERROR: AddressSanitizer: heap-buffer-overflow" >&2; exit $rc', "sanitizer"),
+    ('echo "x.c:1:2: runtime error: signed integer overflow" >&2; exit $rc', "sanitizer"),
+    ("exit 3", "status 3"),
+])
+def test_mount_helper_catches_bad_exits(f2fs_fuse, fixture_image, tmp_path, tail, complaint):
+    """The mount context manager fails a test whose daemon exits non-zero
+    or prints a sanitizer report, even when everything else went well."""
+    wrapper = tmp_path / "wrapped-f2fs-fuse"
+    wrapper.write_text('#!/bin/sh\n"%s" "$@"\nrc=$?\n%s\n' % (f2fs_fuse, tail))
+    wrapper.chmod(0o755)
+    with pytest.raises(fsutil.MountError) as ei:
+        with fsutil.mounted(str(wrapper), fixture_image("recovery"), tmp_path / "mnt") as m:
+            assert os.listdir(m.path)
+    assert complaint in str(ei.value)
+    assert not fsutil.is_fuse_mount(tmp_path / "mnt")
+
+
+def test_mount_helper_reports_early_exit(f2fs_fuse, tmp_path):
+    img = tmp_path / "zero.img"
+    img.write_bytes(b"\0" * 4096)
+    with pytest.raises(fsutil.MountError) as ei:
+        with fsutil.mounted(f2fs_fuse, img, tmp_path / "mnt"):
+            pass
+    assert "before mounting" in str(ei.value)
