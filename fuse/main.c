@@ -69,6 +69,21 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("comment=", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("silent", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("loud", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("mand", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nomand", FUSE_OPT_KEY_DISCARD),
+	/* Generic kernel flags libfuse does not know; nothing here updates times. */
+	FUSE_OPT_KEY("relatime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("norelatime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("strictatime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nostrictatime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("diratime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nodiratime", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("iversion", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noiversion", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_END
 };
 
@@ -209,7 +224,6 @@ static void help(void)
 	       "    -o norecovery          do not roll forward data fsync()ed after the last\n"
 	       "                           checkpoint\n"
 	       "    -o default_permissions always on: the kernel checks permissions\n"
-	       "    -o allow_other         let other users see the files (see fuse(8))\n"
 	       "\nGeneral options:\n",
 	       F2FS_DEFAULT_CACHE_SIZE >> 20);
 	fuse_cmdline_help();
@@ -221,6 +235,8 @@ static void version(void)
 {
 	printf(PROG " " F2FS_FUSE_VERSION "\n");
 	printf("FUSE library version %s\n", fuse_pkgversion());
+	/* The next line comes partly from a fusermount3 child process. */
+	fflush(stdout);
 	fuse_lowlevel_version();
 }
 
@@ -382,7 +398,9 @@ static int run(int argc, char *argv[])
 			err = -ENOMEM;
 		} else {
 			fuse_loop_cfg_set_clone_fd(lcfg, (unsigned int)fopts.clone_fd);
-			fuse_loop_cfg_set_idle_threads(lcfg, fopts.max_idle_threads);
+			/* UINT_MAX is fuse_parse_cmdline's "not given"; libfuse rejects it. */
+			if (fopts.max_idle_threads != UINT_MAX)
+				fuse_loop_cfg_set_idle_threads(lcfg, fopts.max_idle_threads);
 			fuse_loop_cfg_set_max_threads(lcfg, fopts.max_threads);
 			err = fuse_session_loop_mt(se, lcfg);
 			fuse_loop_cfg_destroy(lcfg);

@@ -4,8 +4,8 @@
  * call and the result into a reply.  No filesystem logic lives here.
  */
 #include "f2fs_fuse.h"
+#include "format.h"		/* F2FS_FT_*: the file_type f2fs_readdir passes */
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -75,7 +75,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want |= want & conn->capable;
 	fs->posix_acl = (conn->want & FUSE_CAP_POSIX_ACL) != 0;
 
-	/* libfuse lowers this to what the kernel offered. */
+	/* The kernel caps this at its own read-ahead window. */
 	conn->max_readahead = F2FS_FUSE_MAX_READ;
 }
 
@@ -230,6 +230,21 @@ struct dir_ctx {
 /* Longest name we pass on; f2fs names are at most 255 bytes. */
 #define DIR_NAME_MAX 1023
 
+/* st_mode file type for an on-disk dentry type; 0 (unknown) otherwise. */
+static mode_t ftype_mode(unsigned int file_type)
+{
+	switch (file_type) {
+	case F2FS_FT_REG_FILE: return S_IFREG;
+	case F2FS_FT_DIR: return S_IFDIR;
+	case F2FS_FT_CHRDEV: return S_IFCHR;
+	case F2FS_FT_BLKDEV: return S_IFBLK;
+	case F2FS_FT_FIFO: return S_IFIFO;
+	case F2FS_FT_SOCK: return S_IFSOCK;
+	case F2FS_FT_SYMLINK: return S_IFLNK;
+	default: return 0;
+	}
+}
+
 static bool is_dot_or_dotdot(const char *name, size_t len)
 {
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
@@ -250,7 +265,7 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 	nm[len] = '\0';
 
 	if (!d->plus) {
-		struct stat st = { .st_ino = ino, .st_mode = DTTOIF(file_type) };
+		struct stat st = { .st_ino = ino, .st_mode = ftype_mode(file_type) };
 
 		need = fuse_add_direntry(d->req, d->buf + d->used, room, nm, &st,
 					 (off_t)next_off);
@@ -267,7 +282,7 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 		if (is_dot_or_dotdot(name, len) || f2fs_getattr(d->fs->sb, ino, &fst) != 0) {
 			memset(&e, 0, sizeof(e));
 			e.attr.st_ino = ino;
-			e.attr.st_mode = DTTOIF(file_type);
+			e.attr.st_mode = ftype_mode(file_type);
 		} else {
 			fill_entry_param(d->fs, &fst, &e);
 		}
