@@ -328,3 +328,463 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 	}
 	return (ssize_t)done;
 }
+
+/* ======================= the write path ======================= */
+
+/*
+ * A direct node located for writing: the node block (the inode's own block
+ * for the first addresses), where its addresses start, and the slot.
+ */
+struct dnode {
+	uint32_t nid;		/* the node's nid (the ino for the inode itself) */
+	bool is_inode;
+	uint8_t *blk;		/* inode->node, or buf */
+	uint8_t *addrs;
+	uint32_t naddrs;
+	uint32_t ofs;		/* slot of the requested block */
+	uint8_t version;	/* NAT version, for summaries */
+	uint8_t buf[F2FS_BLKSIZE] __attribute__((aligned(16)));
+};
+
+static bool dir_inode(const struct f2fs_inode *inode)
+{
+	return (inode->mode & S_IFMT) == S_IFDIR;
+}
+
+/* The node offset, ino and kind of every node on the path were checked by
+ * the read side; here they are created where missing. */
+static int get_dnode_for_write(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+			       struct dnode *dn)
+{
+	uint32_t offset[4], noffset[4];
+	uint8_t parent[F2FS_BLKSIZE] __attribute__((aligned(16)));
+	uint32_t parent_nid = inode->ino, nid;
+	bool parent_is_inode = true;
+	int level, err;
+
+	level = get_node_path(inode, lblk, offset, noffset);
+	if (level < 0)
+		return -EFBIG;
+	if (level == 0) {
+		dn->nid = inode->ino;
+		dn->is_inode = true;
+		dn->blk = inode->node;
+		dn->addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+		dn->naddrs = inode->addrs_per_inode;
+		dn->ofs = offset[0];
+		{
+			struct f2fs_node_info ni;
+
+			err = f2fs_get_node_info(sb, inode->ino, &ni);
+			if (err)
+				return err;
+			dn->version = ni.version;
+		}
+		return 0;
+	}
+	nid = f2fs_i_nid(inode, (int)(offset[0] - NODE_DIR1_BLOCK));
+	for (int k = 1; k <= level; k++) {
+		uint8_t *blk = k == level ? dn->buf : parent;
+		uint8_t tmp[F2FS_BLKSIZE] __attribute__((aligned(16)));
+
+		if (!nid) {
+			err = f2fs_new_node(sb, inode->ino, noffset[k], !dir_inode(inode), &nid, tmp);
+			if (err)
+				return err;
+			inode->blocks++;
+			if (parent_is_inode) {
+				put_le32(inode->node + I_NID + 4 * (offset[0] - NODE_DIR1_BLOCK), nid);
+			} else {
+				put_le32(parent + 4 * offset[k - 1], nid);
+				err = f2fs_set_node_dirty(sb, parent_nid, parent);
+				if (err)
+					return err;
+			}
+		} else {
+			err = f2fs_get_node(sb, nid, tmp);
+			if (err)
+				return err;
+			if (f2fs_node_ino(tmp) != inode->ino || f2fs_node_ofs(tmp) != noffset[k])
+				return f2fs_corrupted(sb, "inode %u: node %u has ino %u offset %u, "
+						      "expected offset %u", inode->ino, nid,
+						      f2fs_node_ino(tmp), f2fs_node_ofs(tmp),
+						      noffset[k]);
+		}
+		memcpy(blk, tmp, F2FS_BLKSIZE);
+		parent_nid = nid;
+		parent_is_inode = false;
+		if (k < level)
+			nid = get_le32(blk + 4 * offset[k]);
+	}
+	{
+		struct f2fs_node_info ni;
+
+		err = f2fs_get_node_info(sb, parent_nid, &ni);
+		if (err)
+			return err;
+		dn->version = ni.version;
+	}
+	dn->nid = parent_nid;
+	dn->is_inode = false;
+	dn->blk = dn->buf;
+	dn->addrs = dn->buf;
+	dn->naddrs = addrs_per_block(inode);
+	dn->ofs = offset[level];
+	return 0;
+}
+
+static int put_dnode(struct f2fs_sb *sb, struct f2fs_inode *inode, struct dnode *dn)
+{
+	if (dn->is_inode)
+		return 0;	/* the inode block is written with the inode */
+	return f2fs_set_node_dirty(sb, dn->nid, dn->blk);
+}
+
+static void count_blocks(struct f2fs_sb *sb, int64_t n)
+{
+	pthread_mutex_lock(&sb->sm->lock);
+	sb->sm->valid_blocks = (uint64_t)((int64_t)sb->sm->valid_blocks + n);
+	pthread_mutex_unlock(&sb->sm->lock);
+}
+
+/* Free the data block in slot i of dn (real or reserved). */
+static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *addrs, uint32_t i)
+{
+	uint32_t a = get_le32(addrs + 4 * i);
+
+	if (a == NULL_ADDR)
+		return;
+	if (a != NEW_ADDR && a != COMPRESS_ADDR)
+		f2fs_invalidate_block(sb, a);
+	if (a != COMPRESS_ADDR) {
+		count_blocks(sb, -1);
+		inode->blocks--;
+	}
+	put_le32(addrs + 4 * i, NULL_ADDR);
+}
+
+/*
+ * Move inline data into block 0 (f2fs_convert_inline_inode): the inline
+ * area overlaps i_addr, so it is cleared before any address is stored.
+ */
+static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
+
+static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+			size_t len, uint64_t off);
+
+int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	return convert_inline(sb, inode);
+}
+
+static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	size_t max = f2fs_max_inline_data(inode);
+	size_t n = (size_t)F2FS_MIN(inode->size, (uint64_t)max);
+	uint8_t *copy = f2fs_alloc_blocks(1);
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	memset(copy, 0, F2FS_BLKSIZE);
+	memcpy(copy, f2fs_inline_data_addr(inode), n);
+	/* clear the reserved word and the whole inline area */
+	memset(inode->node + I_ADDR + 4 * f2fs_addr_start(inode), 0, 4 + max);
+	inode->inline_flags &= (uint8_t)~(F2FS_INLINE_DATA | F2FS_DATA_EXIST);
+	if (n)
+		err = write_blocks(sb, inode, copy, n, 0);
+	free(copy);
+	return err;
+}
+
+/*
+ * Write [off, off+len) out of place: partial blocks are merged with their
+ * old contents, new blocks come from the data log back to back, and each
+ * contiguous run goes to the device as one vectored write.
+ */
+static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+			size_t len, uint64_t off)
+{
+	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
+	struct dnode *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	uint8_t *bounce = f2fs_alloc_blocks(MAX_READ_RUN);
+	struct iovec *iov = calloc(MAX_READ_RUN, sizeof(*iov));
+	uint64_t end = off + len, pos = off;
+	int err = 0;
+
+	if (!dn || !bounce || !iov) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!err && pos < end) {
+		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);
+		uint32_t run_start = 0, nr = 0, nb = 0;
+
+		if (pos / F2FS_BLKSIZE >= f2fs_max_file_blocks(inode)) {
+			err = -EFBIG;
+			break;
+		}
+		err = get_dnode_for_write(sb, inode, lblk, dn);
+		if (err)
+			break;
+		for (uint32_t i = dn->ofs; i < dn->naddrs && pos < end && nr < MAX_READ_RUN; i++) {
+			uint32_t skip = (uint32_t)(pos % F2FS_BLKSIZE);
+			size_t n = (size_t)F2FS_MIN((uint64_t)(F2FS_BLKSIZE - skip), end - pos);
+			uint32_t old = get_le32(dn->addrs + 4 * i), addr;
+			const uint8_t *data = src + (pos - off);
+
+			if (old == COMPRESS_ADDR) {
+				err = -EOPNOTSUPP;
+				break;
+			}
+			if (n < F2FS_BLKSIZE) {
+				uint8_t *b = bounce + (size_t)nb * F2FS_BLKSIZE;
+
+				if (is_hole(old)) {
+					memset(b, 0, F2FS_BLKSIZE);
+				} else {
+					err = f2fs_dev_read(sb->dev, old, b, 1);
+					if (err)
+						break;
+				}
+				memcpy(b + skip, data, n);
+				data = b;
+				nb++;
+			}
+			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
+			if (err)
+				break;
+			if (nr && run_start + nr != addr) {
+				struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
+							.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
+				err = f2fs_submit_bio(sb->dev, &bio);
+				nr = 0;
+				if (err)
+					break;
+			}
+			if (!nr)
+				run_start = addr;
+			iov[nr++] = (struct iovec){ (void *)data, F2FS_BLKSIZE };
+			if (old == NULL_ADDR) {
+				count_blocks(sb, 1);
+				inode->blocks++;
+			} else if (old != NEW_ADDR) {
+				f2fs_invalidate_block(sb, old);
+			}
+			put_le32(dn->addrs + 4 * i, addr);
+			if (dir_inode(inode))
+				f2fs_cache_invalidate(sb->cache, old);
+			pos += n;
+		}
+		if (!err && nr) {
+			struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
+						.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
+			err = f2fs_submit_bio(sb->dev, &bio);
+		}
+		if (!err)
+			err = put_dnode(sb, inode, dn);
+	}
+	f2fs_inode_drop_largest_extent(inode, off / F2FS_BLKSIZE,
+				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
+out:
+	free(dn);
+	free(bounce);
+	free(iov);
+	return err;
+}
+
+/* Write a whole data block of a directory (dentry blocks). */
+int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+			  const uint8_t *buf)
+{
+	int err = write_blocks(sb, inode, buf, F2FS_BLKSIZE, (uint64_t)lblk * F2FS_BLKSIZE);
+
+	return err ? err : f2fs_mark_inode_dirty(sb, inode);
+}
+
+ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			size_t len, uint64_t off)
+{
+	uint64_t end = off + len;
+	struct f2fs_timespec now;
+	int err;
+
+	if (!len)
+		return 0;
+	if (end < off || end > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
+	if (f2fs_is_encrypted(inode))
+		return -ENOKEY;
+	if (f2fs_is_compressed(inode))
+		return -EOPNOTSUPP;
+	if (inode->inline_flags & F2FS_INLINE_DATA) {
+		if (end <= f2fs_max_inline_data(inode)) {
+			memcpy(f2fs_inline_data_addr(inode) + off, buf, len);
+			inode->inline_flags |= F2FS_DATA_EXIST;
+			goto done;
+		}
+		err = convert_inline(sb, inode);
+		if (err)
+			return err;
+	}
+	err = write_blocks(sb, inode, buf, len, off);
+	if (err)
+		return err;
+done:
+	if (end > inode->size)
+		inode->size = end;
+	f2fs_now(&now);
+	f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
+	f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+	err = f2fs_mark_inode_dirty(sb, inode);
+	return err ? err : (ssize_t)len;
+}
+
+/* ---- truncation ---- */
+
+/*
+ * Free everything at or after block `from` in the subtree rooted at node
+ * nid (height 0: a direct node), whose first block is first.  *gone is set
+ * when the node itself was removed.
+ */
+static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t nid, int height,
+			 uint64_t first, uint64_t from, bool *gone)
+{
+	uint8_t *blk = f2fs_alloc_blocks(1);
+	bool changed = false;
+	int err;
+
+	*gone = false;
+	if (!blk)
+		return -ENOMEM;
+	err = f2fs_get_node(sb, nid, blk);
+	if (err)
+		goto out;
+	if (f2fs_node_ino(blk) != inode->ino) {
+		err = f2fs_corrupted(sb, "inode %u: node %u belongs to inode %u", inode->ino, nid,
+				     f2fs_node_ino(blk));
+		goto out;
+	}
+	if (height == 0) {
+		uint32_t apb = addrs_per_block(inode);
+		uint32_t start = from > first ? (uint32_t)(from - first) : 0;
+
+		for (uint32_t i = start; i < apb; i++) {
+			if (get_le32(blk + 4 * i) != NULL_ADDR) {
+				free_slot(sb, inode, blk, i);
+				changed = true;
+			}
+		}
+	} else {
+		uint64_t span = subtree_span(inode, height);
+
+		for (uint32_t i = 0; i < NIDS_PER_BLOCK; i++) {
+			uint64_t cfirst = first + i * span;
+			uint32_t child = get_le32(blk + 4 * i);
+			bool cgone;
+
+			if (!child || cfirst + span <= from)
+				continue;
+			err = truncate_node(sb, inode, child, height - 1, cfirst, from, &cgone);
+			if (err)
+				goto out;
+			if (cgone) {
+				put_le32(blk + 4 * i, 0);
+				changed = true;
+			}
+		}
+	}
+	if (from <= first) {
+		err = f2fs_remove_node(sb, nid, inode->ino, false);
+		if (!err) {
+			inode->blocks--;
+			*gone = true;
+		}
+	} else if (changed) {
+		err = f2fs_set_node_dirty(sb, nid, blk);
+	}
+out:
+	free(blk);
+	return err;
+}
+
+/* truncate_inode_blocks: free every block at or after `from`. */
+static int truncate_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t from)
+{
+	uint64_t first = inode->addrs_per_inode;
+	uint8_t *addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+	static const int heights[5] = { 0, 0, 1, 1, 2 };
+	int err = 0;
+
+	for (uint64_t i = from; i < inode->addrs_per_inode; i++)
+		free_slot(sb, inode, addrs, (uint32_t)i);
+	for (int k = 0; k < 5; k++) {
+		uint32_t nid = f2fs_i_nid(inode, k);
+		uint64_t span = subtree_span(inode, heights[k] + 1);
+		bool gone;
+
+		if (nid && first + span > from) {
+			err = truncate_node(sb, inode, nid, heights[k], first, from, &gone);
+			if (err)
+				break;
+			if (gone)
+				put_le32(inode->node + I_NID + 4 * k, 0);
+		}
+		first += span;
+	}
+	f2fs_inode_drop_largest_extent(inode, from, UINT32_MAX);
+	return err;
+}
+
+int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
+{
+	int err = 0;
+
+	if (size > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
+	if (inode->inline_flags & F2FS_INLINE_DATA) {
+		size_t max = f2fs_max_inline_data(inode);
+
+		if (size <= max) {
+			if (size < inode->size)
+				memset(f2fs_inline_data_addr(inode) + size, 0,
+				       (size_t)F2FS_MIN(inode->size, (uint64_t)max) - (size_t)size);
+			goto done;
+		}
+		err = convert_inline(sb, inode);
+		if (err)
+			return err;
+	}
+	if (size < inode->size) {
+		uint64_t from = (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+
+		if (size % F2FS_BLKSIZE) {
+			/* zero the tail of the last block so a later extension reads zeros */
+			uint32_t pblk, n;
+
+			err = f2fs_map_blocks(sb, inode, (uint32_t)(size / F2FS_BLKSIZE), 1, &pblk, &n);
+			if (!err && !is_hole(pblk)) {
+				static const uint8_t zeros[F2FS_BLKSIZE];
+
+				err = write_blocks(sb, inode, zeros, F2FS_BLKSIZE - size % F2FS_BLKSIZE,
+						   size);
+			}
+			if (err)
+				return err;
+		}
+		err = truncate_blocks(sb, inode, from);
+		if (err)
+			return err;
+	}
+done:
+	inode->size = size;
+	return f2fs_mark_inode_dirty(sb, inode);
+}
+
+/* Free every block and node of an inode that is going away. */
+int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	if (inode->inline_flags & F2FS_INLINE_DATA)
+		return 0;
+	return truncate_blocks(sb, inode, 0);
+}

@@ -157,6 +157,16 @@ struct f2fs_inode {
 	struct f2fs_extent_tree et;
 };
 
+enum { F2FS_TIME_ATIME, F2FS_TIME_MTIME, F2FS_TIME_CTIME, F2FS_TIME_CRTIME };
+void f2fs_inode_set_time(struct f2fs_inode *inode, int which, const struct f2fs_timespec *ts);
+void f2fs_now(struct f2fs_timespec *ts);
+int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode);
+void f2fs_inode_drop_largest_extent(struct f2fs_inode *inode, uint64_t fofs, uint64_t len);
+int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, uint32_t uid,
+		   uint32_t gid, struct f2fs_inode **out);
+/* platform.c: bytes from the OS's CSPRNG (generation numbers, nonces) */
+void f2fs_random_bytes(void *buf, size_t len);
+
 int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
@@ -267,6 +277,21 @@ void f2fs_set_node_addr(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t
 int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t *next_free_nid);
 /* Read node block `nid` into buf, checking its footer says it is `nid`. */
 int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf);
+/* Dirty nodes (node.c), kept by nid until a checkpoint or fsync writes them. */
+struct f2fs_node_table;
+int f2fs_build_node_table(struct f2fs_sb *sb);
+void f2fs_destroy_node_table(struct f2fs_sb *sb);
+int f2fs_set_node_dirty(struct f2fs_sb *sb, uint32_t nid, const uint8_t *buf);
+uint32_t f2fs_nr_dirty_nodes(struct f2fs_sb *sb);
+/* A new node of inode ino at node offset ofs (0: the inode itself, nid = ino). */
+int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uint32_t *nid,
+		  uint8_t *blk);
+int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
+int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
+void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
+bool f2fs_is_dnode(const uint8_t *blk);
+uint64_t f2fs_node_footer_cp_ver(const struct f2fs_sb *sb);
+
 static inline uint32_t f2fs_node_nid(const uint8_t *blk) { return get_le32(blk + NF_NID); }
 static inline uint32_t f2fs_node_ino(const uint8_t *blk) { return get_le32(blk + NF_INO); }
 static inline uint32_t f2fs_node_flag(const uint8_t *blk) { return get_le32(blk + NF_FLAG); }
@@ -296,6 +321,14 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off);
 uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode);
+/* The write path (caller holds the inode's write lock and the checkpoint read lock). */
+ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			size_t len, uint64_t off);
+int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+			  const uint8_t *buf);
+int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
+int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode);
 
 /* ======================= segments, SIT, summaries (segment.c) ======================= */
 
@@ -413,6 +446,7 @@ struct f2fs_sb {
 	struct f2fs_curseg curseg[NR_CURSEG_TYPE];
 	struct f2fs_sm_info *sm;	/* NULL until the first write */
 	struct f2fs_nm_info *nm;	/* NULL until the first write */
+	struct f2fs_node_table *dirty_nodes;	/* NULL on read-only mounts */
 
 	/* orphans found in the checkpoint */
 	uint32_t *orphans;

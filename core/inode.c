@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "f2fs.h"
 
@@ -380,4 +381,169 @@ void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f
 		flags |= FS_NOCOW_FL;
 	st->flags = flags & GETTABLE_FL;
 	st->generation = inode->generation;
+}
+
+/* ======================= writing inodes ======================= */
+
+/* Flags a new inode inherits from its directory (F2FS_FL_INHERITED). */
+#define FL_INHERITED (F2FS_SYNC_FL | F2FS_NODUMP_FL | F2FS_NOATIME_FL | F2FS_DIRSYNC_FL | \
+		      F2FS_PROJINHERIT_FL | F2FS_CASEFOLD_FL | F2FS_COMPR_FL | F2FS_NOCOMP_FL)
+
+void f2fs_inode_set_time(struct f2fs_inode *inode, int which, const struct f2fs_timespec *ts)
+{
+	static const uint32_t sec_off[] = { I_ATIME, I_MTIME, I_CTIME, I_CRTIME };
+	static const uint32_t nsec_off[] = { I_ATIME_NSEC, I_MTIME_NSEC, I_CTIME_NSEC, I_CRTIME_NSEC };
+
+	if (which == F2FS_TIME_CRTIME && !fits_in_inode(inode, I_CRTIME_NSEC + 4))
+		return;
+	put_le64(inode->node + sec_off[which], (uint64_t)ts->sec);
+	put_le32(inode->node + nsec_off[which], ts->nsec);
+}
+
+void f2fs_now(struct f2fs_timespec *ts)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	ts->sec = t.tv_sec;
+	ts->nsec = (uint32_t)t.tv_nsec;
+}
+
+/*
+ * f2fs_update_inode: write the in-memory fields back into the inode block,
+ * refresh its checksum, and queue the block for the next node write.
+ * Caller holds the inode's write lock.
+ */
+int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	uint8_t *n = inode->node;
+
+	put_le16(n + I_MODE, inode->mode);
+	n[I_ADVISE] = inode->advise;
+	n[I_INLINE] = inode->inline_flags;
+	put_le32(n + I_UID, inode->uid);
+	put_le32(n + I_GID, inode->gid);
+	put_le32(n + I_LINKS, inode->links);
+	put_le64(n + I_SIZE, inode->size);
+	put_le64(n + I_BLOCKS, inode->blocks);
+	put_le32(n + I_GENERATION, inode->generation);
+	if ((inode->mode & S_IFMT) == S_IFDIR)
+		put_le32(n + I_CURRENT_DEPTH, inode->current_depth);
+	put_le32(n + I_XATTR_NID, inode->xattr_nid);
+	put_le32(n + I_FLAGS, inode->flags);
+	put_le32(n + I_PINO, inode->pino);
+	n[I_DIR_LEVEL] = inode->dir_level;
+	if (inode->extra_isize) {
+		put_le16(n + I_EXTRA_ISIZE, inode->extra_isize);
+		if (f2fs_has_feature(sb, F2FS_FEATURE_FLEXIBLE_INLINE_XATTR))
+			put_le16(n + I_INLINE_XATTR_SIZE, inode->inline_xattr_addrs);
+	}
+	if (f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) && inode->extra_isize &&
+	    fits_in_inode(inode, I_INODE_CHECKSUM + 4))
+		put_le32(n + I_INODE_CHECKSUM, f2fs_inode_checksum(sb, n));
+	return f2fs_set_node_dirty(sb, inode->ino, n);
+}
+
+/* Drop the on-disk largest extent if [fofs, fofs+len) touches it: it is a
+ * hint every reader trusts, so it must never describe stale blocks. */
+void f2fs_inode_drop_largest_extent(struct f2fs_inode *inode, uint64_t fofs, uint64_t len)
+{
+	uint32_t efofs = get_le32(inode->node + I_EXT), elen = get_le32(inode->node + I_EXT + 8);
+
+	if (elen && fofs < (uint64_t)efofs + elen && fofs + len > efofs) {
+		memset(inode->node + I_EXT, 0, 12);
+	}
+	/* the in-memory tree may hold any part of the range */
+	pthread_mutex_lock(&inode->et.lock);
+	inode->et.nr = 0;
+	inode->et.largest.len = 0;
+	pthread_mutex_unlock(&inode->et.lock);
+}
+
+/*
+ * f2fs_new_inode: allocate an inode for a new entry in dir, initialised
+ * as the kernel's f2fs_new_inode with the default mount options
+ * (inline_xattr, inline_data, inline_dentry, extra_attr when available).
+ * Returns it referenced and dirty.
+ */
+int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, uint32_t uid,
+		   uint32_t gid, struct f2fs_inode **out)
+{
+	struct f2fs_inode *inode = calloc(1, sizeof(*inode));
+	struct f2fs_timespec now;
+	uint32_t ino, fmt = mode & S_IFMT;
+	uint8_t gen[4];
+	int err;
+
+	if (!inode)
+		return -ENOMEM;
+	inode->node = f2fs_alloc_blocks(1);
+	if (!inode->node) {
+		free(inode);
+		return -ENOMEM;
+	}
+	err = f2fs_alloc_nid(sb, &ino);
+	if (err)
+		goto fail;
+	err = f2fs_new_node(sb, ino, 0, fmt != S_IFDIR, &ino, inode->node);
+	if (err) {
+		f2fs_alloc_nid_failed(sb, ino);
+		goto fail;
+	}
+	inode->ino = ino;
+	inode->mode = (uint16_t)mode;
+	inode->uid = uid;
+	inode->gid = gid;
+	inode->links = fmt == S_IFDIR ? 2 : 1;
+	inode->blocks = 1;
+	inode->pino = dir ? dir->ino : ino;
+	inode->flags = dir ? dir->flags & FL_INHERITED : 0;
+	if (fmt != S_IFDIR)
+		inode->flags &= ~(F2FS_DIRSYNC_FL | F2FS_CASEFOLD_FL);
+	if (fmt != S_IFREG && fmt != S_IFDIR)
+		inode->flags &= F2FS_NODUMP_FL | F2FS_NOATIME_FL;
+	f2fs_random_bytes(gen, sizeof(gen));
+	inode->generation = get_le32(gen);
+	if (f2fs_has_feature(sb, F2FS_FEATURE_EXTRA_ATTR)) {
+		inode->inline_flags |= F2FS_EXTRA_ATTR;
+		inode->extra_isize = F2FS_TOTAL_EXTRA_ATTR_SIZE;
+	}
+	inode->inline_flags |= F2FS_INLINE_XATTR;
+	if (fmt == S_IFREG || fmt == S_IFLNK)
+		inode->inline_flags |= F2FS_INLINE_DATA;
+	else if (fmt == S_IFDIR)
+		inode->inline_flags |= F2FS_INLINE_DENTRY;
+	if (f2fs_has_feature(sb, F2FS_FEATURE_FLEXIBLE_INLINE_XATTR) || inode->inline_flags &
+	    (F2FS_INLINE_XATTR | F2FS_INLINE_DENTRY))
+		inode->inline_xattr_addrs = DEFAULT_INLINE_XATTR_ADDRS;
+	inode->addrs_per_inode = DEF_ADDRS_PER_INODE - inode->extra_isize / 4 -
+				 inode->inline_xattr_addrs;
+	if (inode->flags & F2FS_COMPR_FL) {
+		/* compression is not written by this version: create plain files */
+		inode->flags &= ~F2FS_COMPR_FL;
+	}
+	f2fs_extent_tree_init(&inode->et, NULL);
+	pthread_rwlock_init(&inode->lock, NULL);
+	f2fs_now(&now);
+	for (int t = 0; t < 4; t++)
+		f2fs_inode_set_time(inode, t, &now);
+	err = f2fs_mark_inode_dirty(sb, inode);
+	if (err) {
+		f2fs_extent_tree_destroy(&inode->et);
+		pthread_rwlock_destroy(&inode->lock);
+		goto fail;
+	}
+
+	inode->refcount = 1;
+	pthread_mutex_lock(&sb->icache_lock);
+	inode->hnext = sb->icache[ino % F2FS_ICACHE_BUCKETS];
+	sb->icache[ino % F2FS_ICACHE_BUCKETS] = inode;
+	sb->nr_cached_inodes++;
+	pthread_mutex_unlock(&sb->icache_lock);
+	*out = inode;
+	return 0;
+fail:
+	free(inode->node);
+	free(inode);
+	return err;
 }

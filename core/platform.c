@@ -12,6 +12,9 @@
 #include <sys/sysmacros.h>
 #endif
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/random.h>
+#endif
 
 #if defined(__linux__)
 #include <linux/fs.h>		/* BLKGETSIZE64 */
@@ -93,4 +96,44 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor)
 {
 	return (uint64_t)makedev(major, minor);
+}
+
+void f2fs_random_bytes(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+#if defined(__linux__)
+	while (len) {
+		ssize_t r = getrandom(p, len, 0);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	if (!len)
+		return;
+#else
+	arc4random_buf(p, len);
+	return;
+#endif
+	/* getrandom failed (very old kernel): fall back to /dev/urandom */
+	{
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			while (len) {
+				ssize_t r = read(fd, p, len);
+
+				if (r <= 0)
+					break;
+				p += r;
+				len -= (size_t)r;
+			}
+			close(fd);
+		}
+	}
 }

@@ -343,6 +343,7 @@ static int fill_super(struct f2fs_sb *sb)
 static void sb_free(struct f2fs_sb *sb)
 {
 	f2fs_icache_destroy(sb);
+	f2fs_destroy_node_table(sb);
 	f2fs_destroy_node_manager(sb);
 	f2fs_destroy_segment_manager(sb);
 	free(sb->ckpt);
@@ -376,6 +377,8 @@ static int enable_write(struct f2fs_sb *sb)
 	err = f2fs_build_sit(sb);
 	if (!err)
 		err = f2fs_build_node_manager(sb);
+	if (!err)
+		err = f2fs_build_node_table(sb);
 	return err;
 }
 
@@ -446,9 +449,14 @@ int f2fs_umount(struct f2fs_sb *sb)
 
 int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
 {
+	int err;
+
 	if (sb->opts.readonly || !sb->sm)
 		return 0;
-	return f2fs_write_checkpoint(sb, umount);
+	err = f2fs_write_dirty_nodes(sb);
+	if (!err)
+		err = f2fs_write_checkpoint(sb, umount);
+	return err;
 }
 
 uint32_t f2fs_root_ino(const struct f2fs_sb *sb)
