@@ -151,37 +151,49 @@ static int crypt_unit(const struct fscrypt_prepared_key *k, uint64_t dun, const 
 	return err;
 }
 
-int fscrypt_decrypt_units(const void *key, uint64_t dun, void *buf, size_t nr_units)
+struct iv_arg {
+	const struct fscrypt_prepared_key *k;
+	uint64_t dun;
+};
+
+static void xts_iv(const void *arg, size_t i, uint8_t iv[32])
 {
-	uint8_t *p = buf;
+	const struct iv_arg *a = arg;
+
+	fscrypt_make_iv(a->k, a->dun + i, iv);
+}
+
+static int crypt_units(const struct fscrypt_prepared_key *k, uint64_t dun, const uint8_t *in,
+		       uint8_t *out, size_t nr, int enc)
+{
 	int err;
 
-	if (!key)
+	if (!k)
 		return -EINVAL;
-	for (size_t i = 0; i < nr_units; i++, p += FSCRYPT_DATA_UNIT_SIZE) {
-		err = crypt_unit(key, dun + i, p, p, 0);
+	if (k->mode == FSCRYPT_M_AES_256_XTS) {
+		struct iv_arg a = { k, dun };
+
+		return fscrypt_evp_crypt_units("AES-256-XTS", k->raw, xts_iv, &a, in, out,
+					       FSCRYPT_DATA_UNIT_SIZE, nr, enc);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		err = crypt_unit(k, dun + i, in + i * FSCRYPT_DATA_UNIT_SIZE,
+				 out + i * FSCRYPT_DATA_UNIT_SIZE, enc);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
+int fscrypt_decrypt_units(const void *key, uint64_t dun, void *buf, size_t nr_units)
+{
+	return crypt_units(key, dun, buf, buf, nr_units, 0);
+}
+
 int fscrypt_encrypt_units(const void *key, uint64_t dun, const void *in, void *out,
 			  size_t nr_units)
 {
-	const uint8_t *s = in;
-	uint8_t *d = out;
-	int err;
-
-	if (!key)
-		return -EINVAL;
-	for (size_t i = 0; i < nr_units; i++) {
-		err = crypt_unit(key, dun + i, s + i * FSCRYPT_DATA_UNIT_SIZE,
-				 d + i * FSCRYPT_DATA_UNIT_SIZE, 1);
-		if (err)
-			return err;
-	}
-	return 0;
+	return crypt_units(key, dun, in, out, nr_units, 1);
 }
 
 static int crypt_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk, const uint8_t *in,

@@ -55,6 +55,10 @@ int fscrypt_aes256_block(const uint8_t key[32], uint8_t block[16], int enc);
 /* name: "AES-256-XTS", "AES-128-CBC", "AES-256-CBC-CTS", "AES-128-CBC-CTS" */
 int fscrypt_evp_crypt(const char *name, const uint8_t *key, const uint8_t *iv,
 		      const uint8_t *in, uint8_t *out, size_t len, int enc);
+int fscrypt_evp_crypt_units(const char *name, const uint8_t *key,
+			    void (*iv_fn)(const void *arg, size_t i, uint8_t iv[32]),
+			    const void *arg, const uint8_t *in, uint8_t *out, size_t unit,
+			    size_t nr, int enc);
 void fscrypt_cleanse(void *p, size_t len);
 
 /* fscrypt_keyring.c */

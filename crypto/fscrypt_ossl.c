@@ -243,6 +243,49 @@ out:
 	return err;
 }
 
+/*
+ * Many units under one key with per-unit IVs: one EVP context and one key
+ * schedule per call rather than per unit (XTS key setup is not cheap).
+ */
+int fscrypt_evp_crypt_units(const char *name, const uint8_t *key,
+			    void (*iv_fn)(const void *arg, size_t i, uint8_t iv[32]),
+			    const void *arg, const uint8_t *in, uint8_t *out, size_t unit,
+			    size_t nr, int enc)
+{
+	EVP_CIPHER_CTX *c;
+	EVP_CIPHER *ci;
+	uint8_t iv[32];
+	int outl, fl, err;
+
+	err = alg_init();
+	if (err)
+		return err;
+	ci = cipher_by_name(name);
+	if (!ci || unit > (size_t)INT32_MAX)
+		return -EINVAL;
+	c = EVP_CIPHER_CTX_new();
+	if (!c)
+		return -ENOMEM;
+	err = -EIO;
+	if (EVP_CipherInit_ex2(c, ci, key, NULL, enc, NULL) != 1)
+		goto out;
+	EVP_CIPHER_CTX_set_padding(c, 0);
+	for (size_t i = 0; i < nr; i++) {
+		iv_fn(arg, i, iv);
+		outl = fl = 0;
+		if (EVP_CipherInit_ex2(c, NULL, NULL, iv, enc, NULL) != 1 ||
+		    EVP_CipherUpdate(c, out + i * unit, &outl, in + i * unit, (int)unit) != 1 ||
+		    EVP_CipherFinal_ex(c, out + i * unit + outl, &fl) != 1 ||
+		    (size_t)(outl + fl) != unit)
+			goto out;
+	}
+	err = 0;
+out:
+	OPENSSL_cleanse(iv, sizeof(iv));
+	EVP_CIPHER_CTX_free(c);
+	return err;
+}
+
 int fscrypt_aes_ecb(const uint8_t *key, size_t keylen, const uint8_t *in, uint8_t *out,
 		    size_t len, int enc)
 {
