@@ -24,6 +24,7 @@
 #include "fscrypt_fixture.h"
 
 #include <openssl/evp.h>
+#include <pthread.h>
 
 /* crypt.key: sha512("kvm-f2fs crypt fixture key v1"), 64 raw bytes */
 static const char master_hex[] =
@@ -448,6 +449,85 @@ static void test_keys_and_duns(void)
 	}
 }
 
+/* ---------------------------------------------------------------- threads */
+
+struct thr {
+	const struct fscrypt_inode_info *ci;
+	const uint8_t *ct, *want;
+	int bad;
+};
+
+static void *thr_decrypt(void *arg)
+{
+	struct thr *t = arg;
+	uint8_t *buf = malloc(8 * 4096);
+
+	for (int r = 0; buf && r < 50; r++) {
+		memcpy(buf, t->ct, 8 * 4096);
+		if (fscrypt_decrypt_blocks(t->ci, (uint64_t)r, buf, 8) ||
+		    memcmp(buf, t->want + (size_t)r * 8 * 4096, 8 * 4096))
+			t->bad++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void *thr_keys(void *arg)
+{
+	uint8_t k[32], id[16];
+
+	(void)arg;
+	for (int r = 0; r < 200; r++) {
+		memset(k, r, sizeof(k));
+		fscrypt_keyring_add_v2(kr, k, sizeof(k), id);
+		fscrypt_keyring_remove(kr, 2, id);
+	}
+	return NULL;
+}
+
+/*
+ * One inode info shared by several threads while others add and remove
+ * keys: every thread must see the single-threaded result.
+ */
+static void test_threads(void)
+{
+	struct fscrypt_context c;
+	struct fscrypt_inode_info *ci = NULL;
+	struct thr t[4];
+	pthread_t th[6];
+	uint8_t *ct = malloc(8 * 4096), *want = malloc(50 * 8 * 4096);
+
+	CHECK(parse_hex_ctx(fx_dirs[4].files[0].ctx, &c) == 0, "ctx");
+	CHECK(fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_REG, 9, uuid, &ci, NULL, 0) == 0, "info");
+	if (!ci || !ct || !want)
+		goto out;
+	for (size_t i = 0; i < 8 * 4096; i++)
+		ct[i] = (uint8_t)(i * 29 + i / 4096);
+	/* want + r * 8 units = decryption of ct placed at lblk r */
+	for (int r = 0; r < 50; r++) {
+		uint8_t tmp[8 * 4096];
+
+		memcpy(tmp, ct, sizeof(tmp));
+		fscrypt_decrypt_blocks(ci, (uint64_t)r, tmp, 8);
+		memcpy(want + (size_t)r * 8 * 4096, tmp, sizeof(tmp));
+	}
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct thr){ ci, ct, want, 0 };
+		pthread_create(&th[i], NULL, thr_decrypt, &t[i]);
+	}
+	pthread_create(&th[4], NULL, thr_keys, NULL);
+	pthread_create(&th[5], NULL, thr_keys, NULL);
+	for (int i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++)
+		CHECK(t[i].bad == 0, "thread %d saw %d wrong decryptions", i, t[i].bad);
+	CHECK(fscrypt_keyring_has_key(kr, &c), "fixture key survived");
+out:
+	fscrypt_inode_info_free(ci);
+	free(ct);
+	free(want);
+}
+
 int main(void)
 {
 	unhex(master_hex, master, sizeof(master));
@@ -460,6 +540,7 @@ int main(void)
 		test_names(&fx_dirs[d]);
 	test_contents();
 	test_keys_and_duns();
+	test_threads();
 	fscrypt_keyring_free(kr);
 	return check_done("test_fscrypt");
 }
