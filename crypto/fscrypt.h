@@ -20,9 +20,10 @@
  *
  * Supported: AES-256-XTS, AES-128-CBC-ESSIV and Adiantum contents;
  * AES-256-CTS, AES-128-CTS and Adiantum filenames; v1 and v2 policies;
- * DIRECT_KEY, IV_INO_LBLK_64, IV_INO_LBLK_32; data units of 4096 bytes.
- * Not supported (-EOPNOTSUPP): AES-256-HCTR2, SM4 modes, sub-block data
- * units (log2_data_unit_size != 0 and != 12), hardware-wrapped keys.
+ * DIRECT_KEY, IV_INO_LBLK_64, IV_INO_LBLK_32; data units of 512..4096
+ * bytes (log2_data_unit_size, Linux 6.7+) in 4096-byte f2fs blocks.
+ * Not supported (-EOPNOTSUPP): AES-256-HCTR2, SM4 modes, hardware-wrapped
+ * keys.
  */
 #ifndef F2FS_CRYPTO_FSCRYPT_H
 #define F2FS_CRYPTO_FSCRYPT_H
@@ -57,7 +58,8 @@ enum {
 #define FSCRYPT_NONCE_LEN		16
 #define FSCRYPT_MAX_MASTER_KEY		64
 #define FSCRYPT_MIN_MASTER_KEY		16
-#define FSCRYPT_DATA_UNIT_SIZE		4096
+#define FSCRYPT_BLOCK_SIZE		4096	/* f2fs block */
+#define FSCRYPT_DATA_UNIT_SIZE		4096	/* default data unit: the block */
 #define FSCRYPT_NAME_MAX		255
 /* Longest no-key name: base64url of 8 + 149 + 32 bytes, no padding. */
 #define FSCRYPT_NOKEY_NAME_MAX_ENCODED	252
@@ -144,10 +146,11 @@ const struct fscrypt_context *fscrypt_inode_context(const struct fscrypt_inode_i
 /* ------------------------------------------------------------ contents */
 
 /*
- * Data unit number of logical block lblk: lblk (default, DIRECT_KEY),
- * ino << 32 | lblk (IV_INO_LBLK_64), or (u32)(hash(ino) + lblk)
- * (IV_INO_LBLK_32).  The nonce of a DIRECT_KEY file is part of its
- * contents key, so a DUN alone names the IV.
+ * Data unit number of the first data unit of logical block lblk, with
+ * index = lblk << (12 - log2_data_unit_size): index (default, DIRECT_KEY),
+ * ino << 32 | index (IV_INO_LBLK_64), or (u32)(hash(ino) + index)
+ * (IV_INO_LBLK_32, whole-block units only).  The nonce of a DIRECT_KEY
+ * file is part of its contents key, so a DUN alone names the IV.
  */
 uint64_t fscrypt_dun(const struct fscrypt_inode_info *ci, uint64_t lblk);
 /*
@@ -163,9 +166,12 @@ uint64_t fscrypt_limit_io_blocks(const struct fscrypt_inode_info *ci, uint64_t l
  */
 const void *fscrypt_contents_key(const struct fscrypt_inode_info *ci);
 /*
- * Crypt nr_units 4096-byte units; unit i uses DUN dun + i (which for
- * IV_INO_LBLK_32 must not pass 2^32 - 1).  Decrypt is in place; encrypt may
- * be in place (in == out).  Shapes match core's struct f2fs_crypt_ops.
+ * Crypt nr_units 4096-byte blocks starting with DUN dun (= fscrypt_dun()
+ * of the first block).  With whole-block data units, block i uses DUN
+ * dun + i (for IV_INO_LBLK_32 it must not pass 2^32 - 1, see
+ * fscrypt_limit_io_blocks); with smaller units the DUNs of all units in
+ * the request simply continue.  Decrypt is in place; encrypt may be in
+ * place (in == out).  Shapes match core's struct f2fs_crypt_ops.
  */
 int fscrypt_decrypt_units(const void *key, uint64_t dun, void *buf, size_t nr_units);
 int fscrypt_encrypt_units(const void *key, uint64_t dun, const void *in, void *out,

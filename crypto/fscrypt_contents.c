@@ -30,6 +30,7 @@ int fscrypt_prepare_key(struct fscrypt_prepared_key *k, uint8_t mode, const uint
 		return -EOPNOTSUPP;
 	memset(k, 0, sizeof(*k));
 	k->mode = mode;
+	k->du_bits = 12;
 	k->keysize = (uint8_t)ks;
 	k->direct = direct;
 	if (direct)
@@ -78,6 +79,8 @@ int fscrypt_inode_info_new(struct fscrypt_keyring *kr, const struct fscrypt_cont
 		fscrypt_secure_free(ci, alloc);
 		return err;
 	}
+	if (ctx->version == 2 && ctx->log2_data_unit_size)
+		ci->key.du_bits = ctx->log2_data_unit_size;
 	*out = ci;
 	return 0;
 }
@@ -95,11 +98,14 @@ const struct fscrypt_context *fscrypt_inode_context(const struct fscrypt_inode_i
 
 uint64_t fscrypt_dun(const struct fscrypt_inode_info *ci, uint64_t lblk)
 {
+	/* index of the block's first data unit */
+	uint64_t index = lblk << (12 - ci->key.du_bits);
+
 	if (ci->ctx.flags & FSCRYPT_F_IV_INO_LBLK_64)
-		return (uint64_t)ci->ino << 32 | (uint32_t)lblk;
+		return (uint64_t)ci->ino << 32 | (uint32_t)index;
 	if (ci->ctx.flags & FSCRYPT_F_IV_INO_LBLK_32)
-		return (uint32_t)(ci->hashed_ino + (uint32_t)lblk);
-	return lblk;
+		return (uint32_t)(ci->hashed_ino + (uint32_t)index);
+	return index;
 }
 
 uint64_t fscrypt_limit_io_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk,
@@ -122,6 +128,7 @@ const void *fscrypt_contents_key(const struct fscrypt_inode_info *ci)
 static int crypt_unit(const struct fscrypt_prepared_key *k, uint64_t dun, const uint8_t *in,
 		      uint8_t *out, int enc)
 {
+	const size_t du = (size_t)1 << k->du_bits;
 	uint8_t iv[32];
 	int err;
 
@@ -129,20 +136,20 @@ static int crypt_unit(const struct fscrypt_prepared_key *k, uint64_t dun, const 
 	switch (k->mode) {
 	case FSCRYPT_M_AES_256_XTS:
 		err = fscrypt_evp_crypt("AES-256-XTS", k->raw, iv, in, out,
-					FSCRYPT_DATA_UNIT_SIZE, enc);
+					du, enc);
 		break;
 	case FSCRYPT_M_AES_128_CBC:
 		/* ESSIV: the IV is encrypted with AES-256 keyed by SHA-256(key) */
 		err = fscrypt_aes_ecb(k->essiv, 32, iv, iv, 16, 1);
 		if (!err)
 			err = fscrypt_evp_crypt("AES-128-CBC", k->raw, iv, in, out,
-						FSCRYPT_DATA_UNIT_SIZE, enc);
+						du, enc);
 		break;
 	case FSCRYPT_M_ADIANTUM:
 		if (in != out)
-			memcpy(out, in, FSCRYPT_DATA_UNIT_SIZE);
+			memcpy(out, in, du);
 		err = fscrypt_adiantum_crypt(&k->adiantum, fscrypt_aes256_block, iv, 32, out,
-					     FSCRYPT_DATA_UNIT_SIZE, enc);
+					     du, enc);
 		break;
 	default:
 		err = -EOPNOTSUPP;
@@ -163,22 +170,28 @@ static void xts_iv(const void *arg, size_t i, uint8_t iv[32])
 	fscrypt_make_iv(a->k, a->dun + i, iv);
 }
 
+/*
+ * nr blocks of 4096 bytes; each holds 4096 >> du_bits data units whose
+ * indices continue from dun (kernel: index = lblk << (12 - du_bits) + j).
+ */
 static int crypt_units(const struct fscrypt_prepared_key *k, uint64_t dun, const uint8_t *in,
 		       uint8_t *out, size_t nr, int enc)
 {
+	const size_t du = (size_t)1 << k->du_bits;
+	size_t units;
 	int err;
 
-	if (!k)
+	if (!k || nr > SIZE_MAX / FSCRYPT_BLOCK_SIZE)
 		return -EINVAL;
+	units = nr * (FSCRYPT_BLOCK_SIZE / du);
 	if (k->mode == FSCRYPT_M_AES_256_XTS) {
 		struct iv_arg a = { k, dun };
 
-		return fscrypt_evp_crypt_units("AES-256-XTS", k->raw, xts_iv, &a, in, out,
-					       FSCRYPT_DATA_UNIT_SIZE, nr, enc);
+		return fscrypt_evp_crypt_units("AES-256-XTS", k->raw, xts_iv, &a, in, out, du,
+					       units, enc);
 	}
-	for (size_t i = 0; i < nr; i++) {
-		err = crypt_unit(k, dun + i, in + i * FSCRYPT_DATA_UNIT_SIZE,
-				 out + i * FSCRYPT_DATA_UNIT_SIZE, enc);
+	for (size_t i = 0; i < units; i++) {
+		err = crypt_unit(k, dun + i, in + i * du, out + i * du, enc);
 		if (err)
 			return err;
 	}
@@ -212,15 +225,15 @@ static int crypt_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk, cons
 			err = fscrypt_encrypt_units(key, dun, in, out, n);
 		else {
 			if (in != out)
-				memcpy(out, in, n * FSCRYPT_DATA_UNIT_SIZE);
+				memcpy(out, in, n * FSCRYPT_BLOCK_SIZE);
 			err = fscrypt_decrypt_units(key, dun, out, n);
 		}
 		if (err)
 			return err;
 		lblk += n;
 		nr -= n;
-		in += n * FSCRYPT_DATA_UNIT_SIZE;
-		out += n * FSCRYPT_DATA_UNIT_SIZE;
+		in += n * FSCRYPT_BLOCK_SIZE;
+		out += n * FSCRYPT_BLOCK_SIZE;
 	}
 	return 0;
 }

@@ -23,6 +23,7 @@ enum {
 struct fscrypt_prepared_key {
 	uint8_t mode;
 	uint8_t keysize;
+	uint8_t du_bits;		/* log2 of the data unit size, 9..12 */
 	bool direct;			/* IV = le64 DUN || nonce */
 	uint8_t nonce[FSCRYPT_NONCE_LEN];
 	uint8_t raw[64];		/* XTS, CBC, CTS keys */

@@ -287,11 +287,6 @@ int fscrypt_keyring_derive(struct fscrypt_keyring *kr, const struct fscrypt_cont
 		    fscrypt_mode_name(mode), mode);
 		return -EOPNOTSUPP;
 	}
-	if (ctx->version == 2 && ctx->log2_data_unit_size && ctx->log2_data_unit_size != 12) {
-		say(why, whylen, "fscrypt: data units of %u bytes are not supported by this build",
-		    1u << ctx->log2_data_unit_size);
-		return -EOPNOTSUPP;
-	}
 	pthread_mutex_lock(&kr->lock);
 	mk = find(kr, ctx->version, ctx->key_spec);
 	if (!mk) {

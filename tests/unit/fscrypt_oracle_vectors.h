@@ -7,17 +7,22 @@
 
 static const char oracle_nonce_hex[] = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 static const char oracle_desc_hex[] = "0123456789abcdef";
-/* contents: sha256 of the ciphertext of `units` pattern units from `lblk` */
-struct oracle_contents { const char *desc; uint8_t version, cmode, fmode, flags;
-	uint64_t lblk; unsigned units; const char *sha256; };
+/* contents: sha256 of the ciphertext of `units` 4096-byte blocks of the pattern at block `lblk` */
+struct oracle_contents { const char *desc; uint8_t version, cmode, fmode, flags, du_bits;
+	uint32_t ino; uint64_t lblk; unsigned units; const char *sha256; };
+static const char oracle_uuid_hex[] = "6b766d2d663266730000637279707431";
 struct oracle_name { const char *desc; uint8_t version, cmode, fmode, flags;
 	const char *name; const char *ct; };
 static const struct oracle_contents oracle_contents[] = {
-	{ "v1 AES-256-XTS", 1, 1, 4, 0x00, 5, 3, "a1b9d552cb25331b61fb63ce9483d160cb54c17f69f7c8e4f4110a60843acd11" },
-	{ "v1 AES-128-CBC-ESSIV", 1, 5, 6, 0x00, 5, 3, "2d0b987747e592c1436eab09f355e299b3a4145837259c0e6ba1455ba1682245" },
-	{ "v2 AES-128-CBC-ESSIV", 2, 5, 6, 0x00, 5, 3, "c010e97da74d068866f55e58909375171ddd61579041f12567bf74dee5a942f0" },
-	{ "v1 Adiantum DIRECT_KEY", 1, 9, 9, 0x04, 5, 3, "448bbf34ce973445e135dcd35526e122d7e5793a5545e355a811b9e81fff0707" },
-	{ "v2 Adiantum per-file key", 2, 9, 9, 0x00, 5, 3, "d8448f48e032d6bd20d77ea70a54cad39c2ae218db5994d6f82d96748bda7569" },
+	{ "v1 AES-256-XTS", 1, 1, 4, 0x00, 12, 1234, 5, 3, "a1b9d552cb25331b61fb63ce9483d160cb54c17f69f7c8e4f4110a60843acd11" },
+	{ "v1 AES-128-CBC-ESSIV", 1, 5, 6, 0x00, 12, 1234, 5, 3, "2d0b987747e592c1436eab09f355e299b3a4145837259c0e6ba1455ba1682245" },
+	{ "v2 AES-128-CBC-ESSIV", 2, 5, 6, 0x00, 12, 1234, 5, 3, "c010e97da74d068866f55e58909375171ddd61579041f12567bf74dee5a942f0" },
+	{ "v1 Adiantum DIRECT_KEY", 1, 9, 9, 0x04, 12, 1234, 5, 3, "448bbf34ce973445e135dcd35526e122d7e5793a5545e355a811b9e81fff0707" },
+	{ "v2 Adiantum per-file key", 2, 9, 9, 0x00, 12, 1234, 5, 3, "d8448f48e032d6bd20d77ea70a54cad39c2ae218db5994d6f82d96748bda7569" },
+	{ "v2 AES-256-XTS 512-byte units", 2, 1, 4, 0x00, 9, 1234, 5, 3, "d1b424aa34fa27be690a327fd21ee4d5eba856429a831e4d0ee76f6a90fa4163" },
+	{ "v2 AES-256-XTS 1024-byte units IV_INO_LBLK_64", 2, 1, 4, 0x08, 10, 1234, 5, 3, "4abe029307f570e61dc5dfab0a119db6f56c871fb80d0655f5d7cdefd43c0715" },
+	{ "v2 Adiantum DIRECT_KEY 2048-byte units", 2, 9, 9, 0x04, 11, 1234, 5, 3, "132dd4a7d42571bf08c3a227a1390fe547db717f4c33eac2fb9ec6cf320f5c71" },
+	{ "v2 AES-256-XTS IV_INO_LBLK_32", 2, 1, 4, 0x10, 12, 1234, 5, 3, "7e215492fd6405e29faf2612f3bd4e17df2cd8ca78f98b187c35bfc41606130a" },
 };
 static const struct oracle_name oracle_names[] = {
 	{ "v1 AES-256-CTS pad 16", 1, 1, 4, 0x02, "hello.txt", "66c6b38c8738426e5d0a7bcff105e499" },

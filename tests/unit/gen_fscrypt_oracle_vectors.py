@@ -10,7 +10,7 @@ built separately and run as an external program; none of its code is in
 this project.  Built from kdave/xfstests at the commit given on the command
 line, e.g.
     git show <commit>:src/fscrypt-crypt-util.c > fcu.c && cc -O2 -o fcu fcu.c
-Contents inputs are a fixed byte pattern (byte i of unit u is
+Contents inputs are a fixed byte pattern (byte i of 4096-byte block u is
 (i * 7 + u * 13 + 3) & 0xff) so only the sha256 of the ciphertext is stored.
 
 usage: gen_fscrypt_oracle_vectors.py FSCRYPT_CRYPT_UTIL XFSTESTS_COMMIT KEYFILE
@@ -20,6 +20,8 @@ import subprocess
 import sys
 
 NONCE = '0f1e2d3c4b5a69788796a5b4c3d2e1f0'
+UUID = '6b766d2d663266730000637279707431'
+INO = 1234
 DESC = '0123456789abcdef'
 
 
@@ -45,9 +47,10 @@ def main():
     p('')
     p('static const char oracle_nonce_hex[] = "%s";' % NONCE)
     p('static const char oracle_desc_hex[] = "%s";' % DESC)
-    p('/* contents: sha256 of the ciphertext of `units` pattern units from `lblk` */')
-    p('struct oracle_contents { const char *desc; uint8_t version, cmode, fmode, flags;')
-    p('\tuint64_t lblk; unsigned units; const char *sha256; };')
+    p('/* contents: sha256 of the ciphertext of `units` 4096-byte blocks of the pattern at block `lblk` */')
+    p('struct oracle_contents { const char *desc; uint8_t version, cmode, fmode, flags, du_bits;')
+    p('\tuint32_t ino; uint64_t lblk; unsigned units; const char *sha256; };')
+    p('static const char oracle_uuid_hex[] = "%s";' % UUID)
     p('struct oracle_name { const char *desc; uint8_t version, cmode, fmode, flags;')
     p('\tconst char *name; const char *ct; };')
     cases_c = [
@@ -57,15 +60,29 @@ def main():
         ('v2 AES-128-CBC-ESSIV', 2, 5, 6, 0, 'AES-128-CBC-ESSIV', ['--kdf=HKDF-SHA512']),
         ('v1 Adiantum DIRECT_KEY', 1, 9, 9, 4, 'Adiantum', ['--kdf=none', '--direct-key']),
         ('v2 Adiantum per-file key', 2, 9, 9, 0, 'Adiantum', ['--kdf=HKDF-SHA512']),
+        # sub-block data units (log2_data_unit_size, Linux 6.7+)
+        ('v2 AES-256-XTS 512-byte units', 2, 1, 4, 0, 'AES-256-XTS', ['--kdf=HKDF-SHA512'], 9),
+        ('v2 AES-256-XTS 1024-byte units IV_INO_LBLK_64', 2, 1, 4, 8, 'AES-256-XTS',
+         ['--kdf=HKDF-SHA512', '--iv-ino-lblk-64', '--inode-number=%d' % INO,
+          '--fs-uuid=' + UUID], 10),
+        ('v2 Adiantum DIRECT_KEY 2048-byte units', 2, 9, 9, 4, 'Adiantum',
+         ['--kdf=HKDF-SHA512', '--direct-key'], 11),
+        ('v2 AES-256-XTS IV_INO_LBLK_32', 2, 1, 4, 0x10, 'AES-256-XTS',
+         ['--kdf=HKDF-SHA512', '--iv-ino-lblk-32', '--inode-number=%d' % INO,
+          '--fs-uuid=' + UUID]),
     ]
     p('static const struct oracle_contents oracle_contents[] = {')
-    for desc, v, cm, fm, fl, cipher, args in cases_c:
+    for case in cases_c:
+        desc, v, cm, fm, fl, cipher, args = case[:7]
+        du_bits = case[7] if len(case) > 7 else 12
         lblk, units = 5, 3
-        a = args + ['--data-unit-index=%d' % lblk, '--file-nonce=' + NONCE, '--mode-num=%d' % cm]
+        a = args + ['--data-unit-index=%d' % (lblk << (12 - du_bits)),
+                    '--data-unit-size=%d' % (1 << du_bits),
+                    '--file-nonce=' + NONCE, '--mode-num=%d' % cm]
         ct = fcu(tool, cipher, key, pattern(units), a)
         assert len(ct) == units * 4096
-        p('\t{ "%s", %d, %d, %d, 0x%02x, %d, %d, "%s" },' % (desc, v, cm, fm, fl, lblk, units,
-                                                           hashlib.sha256(ct).hexdigest()))
+        p('\t{ "%s", %d, %d, %d, 0x%02x, %d, %d, %d, %d, "%s" },' % (
+            desc, v, cm, fm, fl, du_bits, INO, lblk, units, hashlib.sha256(ct).hexdigest()))
     p('};')
     cases_n = [
         ('v1 AES-256-CTS pad 16', 1, 1, 4, 2, 'AES-256-CTS-CBC', ['--kdf=AES-128-ECB'], b'hello.txt'),

@@ -9,6 +9,8 @@
  *  - v1 DIRECT_KEY (the master key used directly, nonce in the IV) with
  *    Adiantum, and v2 Adiantum with a per-file key
  *  - v2 AES-128-CBC-ESSIV and AES-128-CTS (HKDF per-file keys)
+ *  - data units of 512, 1024 and 2048 bytes (Linux 6.7+), also with
+ *    IV_INO_LBLK_64 and DIRECT_KEY; IV_INO_LBLK_32 with another inode
  * each encrypted, compared, and decrypted back.  Also the key identifier
  * against fscrypt-crypt-util --dump-key-identifier, recorded below.
  */
@@ -38,10 +40,10 @@ static size_t unhex(const char *h, uint8_t *out, size_t cap)
 }
 
 static struct fscrypt_keyring *kr;
-static uint8_t master[64], id[16], desc[8], nonce[16];
+static uint8_t master[64], id[16], desc[8], nonce[16], uuid[16];
 
-static void make_ctx(struct fscrypt_context *c, uint8_t version, uint8_t cm, uint8_t fm,
-		     uint8_t flags)
+static void make_ctx_du(struct fscrypt_context *c, uint8_t version, uint8_t cm, uint8_t fm,
+			uint8_t flags, uint8_t du_bits)
 {
 	uint8_t raw[40];
 	int n;
@@ -51,12 +53,19 @@ static void make_ctx(struct fscrypt_context *c, uint8_t version, uint8_t cm, uin
 	c->contents_mode = cm;
 	c->filenames_mode = fm;
 	c->flags = flags;
+	c->log2_data_unit_size = du_bits == 12 ? 0 : du_bits;
 	memcpy(c->key_spec, version == 1 ? desc : id, version == 1 ? 8 : 16);
 	memcpy(c->nonce, nonce, 16);
 	/* through the on-disk form, so the parser sees these policies too */
 	n = fscrypt_context_serialize(c, raw, sizeof(raw));
 	CHECK(n == (version == 1 ? 28 : 40), "serialize");
 	CHECK(fscrypt_context_parse(raw, (size_t)n, c) == 0, "parse");
+}
+
+static void make_ctx(struct fscrypt_context *c, uint8_t version, uint8_t cm, uint8_t fm,
+		     uint8_t flags)
+{
+	make_ctx_du(c, version, cm, fm, flags, 12);
 }
 
 static void test_contents(void)
@@ -70,8 +79,9 @@ static void test_contents(void)
 		unsigned int dl;
 		int err;
 
-		make_ctx(&c, o->version, o->cmode, o->fmode, o->flags);
-		err = fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_REG, 12, NULL, &ci, why, sizeof(why));
+		make_ctx_du(&c, o->version, o->cmode, o->fmode, o->flags, o->du_bits);
+		err = fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_REG, o->ino, uuid, &ci, why,
+					     sizeof(why));
 		CHECK(err == 0, "%s: info %d %s", o->desc, err, why);
 		if (!err && pt && ct) {
 			for (unsigned u = 0; u < o->units; u++)
@@ -126,6 +136,7 @@ int main(void)
 	unhex(master_hex, master, sizeof(master));
 	unhex(oracle_desc_hex, desc, sizeof(desc));
 	unhex(oracle_nonce_hex, nonce, sizeof(nonce));
+	unhex(oracle_uuid_hex, uuid, sizeof(uuid));
 	unhex(fcu_id, want, sizeof(want));
 	if (fscrypt_keyring_new(&kr))
 		return 1;
