@@ -416,7 +416,12 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_umount:
-	f2fs_umount(fs.sb);
+	/* A writable mount commits its last checkpoint here; that can fail. */
+	err = f2fs_umount(fs.sb);
+	if (err < 0 && rc == 0) {
+		log_msg(&fs, F2FS_LOG_ERR, strerror(-err));
+		rc = 1;
+	}
 out:
 	if (se)
 		fuse_session_destroy(se);
