@@ -10,6 +10,7 @@ import stat
 
 import pytest
 
+import fsutil
 import manifest as M
 
 EOPNOTSUPP_TEXT = "ERR:" + os.strerror(errno.EOPNOTSUPP)
@@ -421,3 +422,39 @@ def test_plain_readdir_offsets_and_dirent_fields(mount, fixture_image):
                     assert dtype == DT[stat.S_IFMT(st.st_mode)], (d, name, dtype)
             finally:
                 libc.closedir(dp)
+
+
+@pytest.fixture
+def loop_device(fixture_image):
+    """loop_device(name) -> /dev/loopN attached read-only to a fixture copy."""
+    attached = []
+
+    def _attach(name):
+        r = fsutil.run(["losetup", "--read-only", "--find", "--show", fixture_image(name)],
+                       timeout=30)
+        if r.returncode != 0:
+            pytest.skip("no loop devices here: %s" % r.stdout.strip())
+        dev = r.stdout.strip().splitlines()[-1]
+        attached.append(dev)
+        return dev
+
+    yield _attach
+    for dev in attached:
+        fsutil.run(["losetup", "-d", dev], timeout=30)
+
+
+@pytest.mark.parametrize("options", [("ro",), ("ro", "direct")], ids=["buffered", "direct"])
+def test_plain_from_block_device(mount, loop_device, plain_manifest, compressed_paths, options):
+    """The same image through a (read-only) loop block device."""
+    dev = loop_device("plain")
+    keep = lambda p: not p.startswith(("sparse/", "bigdir/"))   # noqa: E731
+    exp = M.Manifest({p: dict(e) for p, e in plain_manifest.entries.items() if keep(p)},
+                     partial=True)
+    for p in compressed_paths:
+        exp.entries[p]["content"] = EOPNOTSUPP_TEXT
+    with mount(dev, options=options) as m:
+        w = M.walk(m.path, content_filter=keep)
+        assert fsutil.mount_fstype(m.path) == "fuse.f2fs-fuse"
+    assert len(w.manifest) == len(plain_manifest)
+    diffs = M.compare(exp, w.manifest)
+    assert diffs == [], M.report(diffs)
