@@ -77,12 +77,22 @@ def write(path, data):
         f.write(data)
 
 
+CONTENT_A = {
+    'hello': lambda: b'hello world\n',
+    'small': lambda: pattern(3000, 1),
+    'medium': lambda: pattern(200 * 1024 + 17, 2),
+    'big': lambda: pattern(6 * 1024 * 1024 + 5, 3),
+    'huge': lambda: pattern(13 * 1024 * 1024 + 9, 4),
+}
+# sha256 of the source files, for checks on files whose mapping is corrupted
+ORIG = {}
+
+
 def tree_a(root):
-    write(os.path.join(root, 'hello'), b'hello world\n')
-    write(os.path.join(root, 'small'), pattern(3000, 1))
-    write(os.path.join(root, 'medium'), pattern(200 * 1024 + 17, 2))
-    write(os.path.join(root, 'big'), pattern(6 * 1024 * 1024 + 5, 3))
-    write(os.path.join(root, 'huge'), pattern(13 * 1024 * 1024 + 9, 4))
+    for name, gen in CONTENT_A.items():
+        data = gen()
+        ORIG[name] = hashlib.sha256(data).hexdigest()
+        write(os.path.join(root, name), data)
     write(os.path.join(root, 'empty'), b'')
     os.symlink('hello', os.path.join(root, 'link'))
     os.symlink('t' * 3000, os.path.join(root, 'longlink'))
@@ -196,6 +206,16 @@ def refix_inode(img, ino):
     img.fix_inode_checksum(F.Inode(img, ino.nid, ino.blkaddr))
 
 
+def no_extent(img, path):
+    """Clear a file's on-disk largest extent (i_ext), so that reads must go through
+    i_addr and the node tree: with a valid extent the kernel, and a driver with an
+    extent cache, never look at the corrupted address."""
+    ino = img.lookup_path(path)
+    img.buf[ino.off + 348:ino.off + 360] = bytes(12)
+    refix_inode(img, ino)
+    return F.Inode(img, ino.nid, ino.blkaddr)
+
+
 def make_inline_dir(img, path):
     """Turn a small directory's dentry block into inline dentries, as the kernel lays
     them out (dots included), and drop the block from the inode."""
@@ -244,15 +264,19 @@ def write_inline_xattrs(img, path, entries, terminate=True, header=True):
         body = name + value
         area[pos + 4:pos + 4 + len(body)] = body[:size - pos - 4]
         pos += (4 + len(body) + 3) & ~3
+    filled = 0
     if not terminate:
-        # fill the rest with a repeated bogus entry header so there is no zero word
-        while pos + 4 <= size:
+        # fill the rest with 8-byte entries "user.z" = "" up to the very end, so the
+        # list has no zero end marker inside the area
+        while pos + 8 <= size:
             struct.pack_into('<BBH', area, pos, 1, 1, 0)
-            area[pos + 4:pos + 8] = b'zzzz'[:max(0, size - pos - 4)]
+            area[pos + 4:pos + 8] = b'z\0\0\0'
             pos += 8
+            filled += 1
+        assert pos == size
     img.buf[o:o + size] = area[:size]
     refix_inode(img, ino)
-    return ino
+    return filled
 
 
 def first_real_dentry(img, dirpath, name=None):
@@ -470,7 +494,7 @@ def _(img):
 
 @variant('nat_dnode_out_of_main', 'A', 'NAT', "big's first direct node's NAT entry is bogus")
 def _(img):
-    ino = img.lookup_path('big')
+    ino = no_extent(img, 'big')
     nid = ino.i_nid(0)
     assert nid, 'big has no direct node'
     nat_set_blk(img, nid, img.main_end + 7)
@@ -482,7 +506,7 @@ def _(img):
 @variant('dnode_points_to_inode', 'A', 'node',
          "big's i_nid[0] is big's own inode nid: the inode is read as a direct node")
 def _(img):
-    ino = img.lookup_path('big')
+    ino = no_extent(img, 'big')
     p32(img.buf, ino.nid_off(0), ino.nid)
     refix_inode(img, ino)
     return mounts(ok('stat', 'big'), err('read', 'big'), ok_read(img, 'medium'))
@@ -491,7 +515,7 @@ def _(img):
 @variant('dnode_points_to_other_inode', 'A', 'node',
          "big's i_nid[0] is medium's inode nid")
 def _(img):
-    ino = img.lookup_path('big')
+    ino = no_extent(img, 'big')
     p32(img.buf, ino.nid_off(0), img.lookup_path('medium').nid)
     refix_inode(img, ino)
     return mounts(ok('stat', 'big'), err('read', 'big'), ok_read(img, 'medium'))
@@ -499,7 +523,7 @@ def _(img):
 
 @variant('dnode_nid_out_of_range', 'A', 'node', "big's i_nid[0] is beyond max_nid")
 def _(img):
-    ino = img.lookup_path('big')
+    ino = no_extent(img, 'big')
     p32(img.buf, ino.nid_off(0), img.max_nid + 10)
     refix_inode(img, ino)
     return mounts(ok('stat', 'big'), err('read', 'big'))
@@ -508,7 +532,7 @@ def _(img):
 @variant('indirect_self_loop', 'A', 'node',
          "huge's indirect node lists its own nid as its first child")
 def _(img):
-    ino = img.lookup_path('huge')
+    ino = no_extent(img, 'huge')
     ind = ino.i_nid(2)
     assert ind, 'huge has no indirect node'
     blk = img.node_blkaddr(ind)
@@ -518,7 +542,7 @@ def _(img):
 
 @variant('indirect_to_inode', 'A', 'node', "huge's indirect node's first child is huge's inode")
 def _(img):
-    ino = img.lookup_path('huge')
+    ino = no_extent(img, 'huge')
     blk = img.node_blkaddr(ino.i_nid(2))
     p32(img.buf, blk * F.BLK, ino.nid)
     return mounts(ok('stat', 'huge'), err('read', 'huge'))
@@ -526,7 +550,7 @@ def _(img):
 
 @variant('indirect_as_dnode', 'A', 'node', "big's i_nid[0] is huge's indirect node")
 def _(img):
-    ino = img.lookup_path('big')
+    ino = no_extent(img, 'big')
     p32(img.buf, ino.nid_off(0), img.lookup_path('huge').i_nid(2))
     refix_inode(img, ino)
     return mounts(ok('stat', 'big'), err('read', 'big'))
@@ -534,7 +558,7 @@ def _(img):
 
 @variant('node_footer_nid', 'A', 'node', "big's direct node footer names another nid")
 def _(img):
-    nid = img.lookup_path('big').i_nid(0)
+    nid = no_extent(img, 'big').i_nid(0)
     blk = img.node_blkaddr(nid)
     p32(img.buf, blk * F.BLK + F.FOOTER, nid + 1)
     return mounts(ok('stat', 'big'), err('read', 'big'))
@@ -656,7 +680,7 @@ def _(img):
 
 @variant('iaddr_past_device', 'A', 'data', "medium's first i_addr is 0xfffffff0")
 def _(img):
-    ino = img.lookup_path('medium')
+    ino = no_extent(img, 'medium')
     p32(img.buf, ino.addr_off(0), 0xFFFFFFF0)
     refix_inode(img, ino)
     return mounts(err('read', 'medium'), ok_read(img, 'small'))
@@ -664,7 +688,7 @@ def _(img):
 
 @variant('iaddr_into_metadata', 'A', 'data', "medium's sixth i_addr points into the NAT area")
 def _(img):
-    ino = img.lookup_path('medium')
+    ino = no_extent(img, 'medium')
     p32(img.buf, ino.addr_off(5), img.nat_blkaddr)
     refix_inode(img, ino)
     return mounts(err('read', 'medium'), ok_read(img, 'small'))
@@ -672,7 +696,7 @@ def _(img):
 
 @variant('dnode_addr_past_device', 'A', 'data', "an address in big's direct node is past the device")
 def _(img):
-    blk = img.node_blkaddr(img.lookup_path('big').i_nid(0))
+    blk = img.node_blkaddr(no_extent(img, 'big').i_nid(0))
     p32(img.buf, blk * F.BLK + 4 * 3, img.block_count + 10)
     return mounts(err('read', 'big'), ok_read(img, 'medium'))
 
@@ -683,6 +707,34 @@ def _(img):
     p32(img.buf, ino.addr_off(0), img.main_end + 3)
     refix_inode(img, ino)
     return mounts(err('list', 'many'), ok_read(img, 'hello'))
+
+
+@variant('extent_past_device', 'A', 'inode', "medium's i_ext starts at 0xfffffff0")
+def _(img):
+    ino = img.lookup_path('medium')
+    struct.pack_into('<III', img.buf, ino.off + 348, 0, 0xFFFFFFF0, 10)
+    refix_inode(img, ino)
+    # The kernel's sanity_check_inode calls such an inode corrupted (EUCLEAN); a driver
+    # that ignores or distrusts i_ext may instead read the data through i_addr.  Either
+    # is fine, reading through the bogus extent is not.
+    return mounts(any_('read', 'medium', sha256=ORIG['medium']), ok_read(img, 'small'))
+
+
+@variant('extent_len_huge', 'A', 'inode', "big's i_ext length runs past the main area")
+def _(img):
+    ino = img.lookup_path('big')
+    fofs, blk, ln = struct.unpack_from('<III', img.buf, ino.off + 348)
+    struct.pack_into('<III', img.buf, ino.off + 348, 0, blk or img.main_blkaddr, 0x7FFFFFFF)
+    refix_inode(img, ino)
+    return mounts(any_('read', 'big', sha256=ORIG['big']), ok_read(img, 'small'))
+
+
+@variant('extent_into_metadata', 'A', 'inode', "medium's i_ext points at the checkpoint area")
+def _(img):
+    ino = img.lookup_path('medium')
+    struct.pack_into('<III', img.buf, ino.off + 348, 0, img.cp_blkaddr, 4)
+    refix_inode(img, ino)
+    return mounts(any_('read', 'medium', sha256=ORIG['medium']), ok_read(img, 'small'))
 
 
 # ---- dentries in blocks ----
@@ -855,10 +907,15 @@ def _(img):
     return mounts(err('listxattr', 'x'), ok_read(img, 'y'))
 
 
-@variant('xattr_no_terminator', 'B', 'xattr', "x's inline xattr area has no end marker")
+@variant('xattr_no_terminator', 'B', 'xattr',
+         "x's inline xattr entries fill the area to the last byte, no end marker")
 def _(img):
-    write_inline_xattrs(img, 'x', [(1, b'test', b'hello')], terminate=False)
-    return mounts(err('listxattr', 'x'), ok_read(img, 'y'))
+    n = write_inline_xattrs(img, 'x', [(1, b'test', b'hello')], terminate=False)
+    # The kernel's list_for_each_xattr reads the end marker from the zeroed
+    # XATTR_PADDING_SIZE bytes after the area, so an exactly full area is a valid list
+    # (duplicated names included); the point is that nothing is read past the area.
+    return mounts(ok('listxattr', 'x', names=['user.test'] + ['user.z'] * n),
+                  ok('getxattr', 'x', name='user.test', value_hex=b'hello'.hex()))
 
 
 @variant('xattr_bad_index', 'B', 'xattr', "x's inline xattr has name index 200")
