@@ -3,10 +3,14 @@ shows with what the kernel showed (the fixture manifests)."""
 
 import errno
 import hashlib
+import mmap
 import os
 import random
 import re
+import shutil
 import stat
+import subprocess
+import tempfile
 
 import pytest
 
@@ -130,6 +134,8 @@ def test_plain_random_reads_match_sequential(mount, fixture_image, plain_manifes
                     off = rng.randrange(0, len(data) + 5000)
                     ln = rng.choice((1, 7, 511, 4096, 4097, 65536, 200000))
                     assert os.pread(fd, ln, off) == data[off:off + ln], (p, off, ln)
+                with mmap.mmap(fd, 0, prot=mmap.PROT_READ) as mm:      # page-cache path
+                    assert mm[:] == data, p
             finally:
                 os.close(fd)
 
@@ -458,3 +464,57 @@ def test_plain_from_block_device(mount, loop_device, plain_manifest, compressed_
     assert len(w.manifest) == len(plain_manifest)
     diffs = M.compare(exp, w.manifest)
     assert diffs == [], M.report(diffs)
+
+
+def _as_user(uid, gid, code, timeout=60):
+    """Run python `code` as uid:gid; returns its stdout lines."""
+    def demote():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    r = subprocess.run(["/usr/bin/python3", "-c", code], preexec_fn=demote, timeout=timeout,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch users")
+def test_plain_permissions_enforced(f2fs_fuse, fixture_image):
+    """The kernel checks permissions (default_permissions): other users,
+    through allow_other, get exactly what the modes and owners allow."""
+    # pytest's own folders are private to root: mount where others can reach
+    top = tempfile.mkdtemp(prefix="f2fs-fuse-perm-", dir="/tmp")
+    os.chmod(top, 0o755)
+    try:
+        _permission_probes(f2fs_fuse, fixture_image("plain"), os.path.join(top, "mnt"))
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _permission_probes(f2fs_fuse, image, mnt):
+    with fsutil.mounted(f2fs_fuse, image, mnt, options=("ro", "allow_other")) as m:
+        probe = (
+            "import os\n"
+            "def t(f):\n"
+            "    try:\n"
+            "        f(); return 'ok'\n"
+            "    except OSError as e:\n"
+            "        return str(e.errno)\n"
+            "p = %r\n"
+            "r = lambda n: open(os.path.join(p, n), 'rb').read()\n"
+            "for n in ('perm/mode-0644x', 'perm/mode-0444', 'perm/mode-0600', 'perm/mode-0000',\n"
+            "          'perm/mode-0400', 'perm/owner-1000', 'perm/owner-nobody'):\n"
+            "    print(n + '=' + t(lambda: r(n)))\n"
+            "print('ls-0700=' + t(lambda: os.listdir(os.path.join(p, 'perm/dir-0700'))))\n"
+            "print('ls-1777=' + t(lambda: os.listdir(os.path.join(p, 'perm/dir-1777'))))\n"
+        ) % m.path
+        nobody = dict(x.split("=") for x in _as_user(65534, 65534, probe))
+        user1000 = dict(x.split("=") for x in _as_user(1000, 1000, probe))
+    EACCES = str(errno.EACCES)
+    assert nobody == {
+        "perm/mode-0644x": str(errno.ENOENT), "perm/mode-0444": "ok",
+        "perm/mode-0600": EACCES, "perm/mode-0000": EACCES, "perm/mode-0400": EACCES,
+        "perm/owner-1000": "ok", "perm/owner-nobody": "ok",
+        "ls-0700": EACCES, "ls-1777": "ok"}, nobody
+    assert user1000["perm/mode-0600"] == EACCES and user1000["perm/owner-1000"] == "ok"
