@@ -88,7 +88,7 @@ static int bad_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir, uint64_t
  */
 static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 		       const struct f2fs_dentry_ptr *d, uint64_t blk, uint32_t *pos,
-		       struct dentry_info *de)
+		       bool *warned, struct dentry_info *de)
 {
 	uint32_t bit = *pos;
 
@@ -106,11 +106,19 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 			/*
 			 * The kernel skips these with a warning rather than
 			 * failing the directory; do the same so that every
-			 * image it can list, we can list.
+			 * image it can list, we can list.  One message per
+			 * area is enough.
 			 */
-			f2fs_warn(sb, "directory %u: dentry slot %u has name_len 0, run fsck",
-				  dir->ino, bit);
-			atomic_store(&sb->need_fsck, true);
+			if (!*warned) {
+				if (blk == INLINE_AREA)
+					f2fs_warn(sb, "directory %u, inline dentry slot %u: name_len 0, "
+						  "skipped; run fsck", dir->ino, bit);
+				else
+					f2fs_warn(sb, "directory %u, block %llu, dentry slot %u: name_len 0, "
+						  "skipped; run fsck", dir->ino, (unsigned long long)blk, bit);
+				*warned = true;
+				atomic_store(&sb->need_fsck, true);
+			}
 			bit++;
 			continue;
 		}
@@ -144,9 +152,10 @@ static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 			const char *name, size_t len, struct dentry_info *out)
 {
 	uint32_t pos = 0;
+	bool warned = false;
 	int ret;
 
-	while ((ret = next_dentry(sb, dir, d, blk, &pos, out)) == 1) {
+	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, out)) == 1) {
 		/* hash first, as the kernel does: it is the cheap filter */
 		if (out->hash == hash && out->name_len == len &&
 		    memcmp(out->name, name, len) == 0)
@@ -167,16 +176,24 @@ static int check_dir(const struct f2fs_inode *dir)
 	return 0;
 }
 
-int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
-		    uint32_t *ino, unsigned int *file_type)
+/* Where an entry was found: its area (block or inline), slot and dentry. */
+struct entry_loc {
+	uint64_t lblk;		/* INLINE_AREA for the inline dentry area */
+	struct dentry_info de;
+	uint8_t *blk;		/* the dentry block, caller frees (NULL if inline) */
+};
+
+/* __f2fs_find_entry: probe one bucket per hash level. 0, -ENOENT or <0. */
+static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		      struct entry_loc *loc)
 {
 	struct f2fs_dentry_ptr d;
-	struct dentry_info de;
 	uint32_t hash, max_depth;
 	uint64_t max_blocks;
 	uint8_t *blk;
 	int ret;
 
+	loc->blk = NULL;
 	ret = check_dir(dir);
 	if (ret)
 		return ret;
@@ -189,8 +206,9 @@ int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name
 
 	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
 		f2fs_make_dentry_ptr_inline(&d, dir);
-		ret = find_in_area(sb, dir, &d, INLINE_AREA, hash, name, len, &de);
-		goto out;
+		ret = find_in_area(sb, dir, &d, INLINE_AREA, hash, name, len, &loc->de);
+		loc->lblk = INLINE_AREA;
+		return ret < 0 ? ret : ret ? 0 : -ENOENT;
 	}
 
 	if (dir_blocks(dir) == 0)
@@ -230,17 +248,30 @@ int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name
 			if (rd == 0)
 				continue;	/* hole: an empty dentry block */
 			f2fs_make_dentry_ptr_block(&d, blk);
-			ret = find_in_area(sb, dir, &d, lblk, hash, name, len, &de);
+			ret = find_in_area(sb, dir, &d, lblk, hash, name, len, &loc->de);
+			loc->lblk = lblk;
 		}
 	}
+	if (ret == 1) {
+		loc->blk = blk;
+		/* de.name points into blk, which the caller now owns */
+		return 0;
+	}
 	free(blk);
-out:
-	if (ret < 0)
+	return ret < 0 ? ret : -ENOENT;
+}
+
+int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		    uint32_t *ino, unsigned int *file_type)
+{
+	struct entry_loc loc;
+	int ret = find_entry(sb, dir, name, len, &loc);
+
+	if (ret)
 		return ret;
-	if (ret == 0)
-		return -ENOENT;
-	*ino = de.ino;
-	*file_type = de.file_type;
+	*ino = loc.de.ino;
+	*file_type = loc.de.file_type;
+	free(loc.blk);
 	return 0;
 }
 
@@ -254,9 +285,10 @@ static int emit_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 {
 	struct dentry_info de;
 	uint32_t pos = start;
+	bool warned = false;
 	int ret;
 
-	while ((ret = next_dentry(sb, dir, d, blk, &pos, &de)) == 1) {
+	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, &de)) == 1) {
 		if (fill(ctx, (const char *)de.name, de.name_len, de.ino, de.file_type,
 			 base + de.next))
 			return 1;
@@ -334,4 +366,330 @@ int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 	}
 	free(blk);
 	return ret < 0 ? ret : 0;
+}
+
+/* ======================= the write side ======================= */
+
+uint8_t f2fs_file_type(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return F2FS_FT_REG_FILE;
+	case S_IFDIR: return F2FS_FT_DIR;
+	case S_IFCHR: return F2FS_FT_CHRDEV;
+	case S_IFBLK: return F2FS_FT_BLKDEV;
+	case S_IFIFO: return F2FS_FT_FIFO;
+	case S_IFSOCK: return F2FS_FT_SOCK;
+	case S_IFLNK: return F2FS_FT_SYMLINK;
+	default: return F2FS_FT_UNKNOWN;
+	}
+}
+
+static inline void set_bit_le(uint32_t nr, uint8_t *map)
+{
+	map[nr >> 3] |= (uint8_t)(1u << (nr & 7));
+}
+
+static inline void clear_bit_le(uint32_t nr, uint8_t *map)
+{
+	map[nr >> 3] &= (uint8_t)~(1u << (nr & 7));
+}
+
+/* f2fs_room_for_filename: first run of `slots` free slots, or max. */
+static uint32_t room_for_filename(const uint8_t *bitmap, uint32_t slots, uint32_t max)
+{
+	uint32_t start = 0;
+
+	while (start + slots <= max) {
+		uint32_t i;
+
+		while (start < max && f2fs_test_bit_le(start, bitmap))
+			start++;
+		for (i = 0; i < slots && start + i < max; i++)
+			if (f2fs_test_bit_le(start + i, bitmap))
+				break;
+		if (i == slots)
+			return start;
+		start += i + 1;
+	}
+	return max;
+}
+
+/* f2fs_update_dentry: fill slot bit_pos (and the name's continuation slots). */
+static void update_dentry(const struct f2fs_dentry_ptr *d, uint32_t bit_pos, const char *name,
+			  size_t len, uint32_t hash, uint32_t ino, uint8_t ftype)
+{
+	uint8_t *de = (uint8_t *)d->dentry + (size_t)bit_pos * SIZE_OF_DIR_ENTRY;
+	uint32_t slots = GET_DENTRY_SLOTS((uint32_t)len);
+
+	put_le32(de + DE_HASH, hash);
+	put_le32(de + DE_INO, ino);
+	put_le16(de + DE_NAME_LEN, (uint16_t)len);
+	de[DE_FILE_TYPE] = ftype;
+	memcpy((uint8_t *)d->filename + (size_t)bit_pos * F2FS_SLOT_LEN, name, len);
+	for (uint32_t i = 0; i < slots; i++)
+		set_bit_le(bit_pos + i, (uint8_t *)d->bitmap);
+}
+
+/* The name an inode records for roll-forward recovery (init_dent_inode). */
+static void set_inode_name(struct f2fs_inode *inode, const char *name, size_t len)
+{
+	put_le32(inode->node + I_NAMELEN, (uint32_t)len);
+	memset(inode->node + I_NAME, 0, F2FS_NAME_LEN);
+	memcpy(inode->node + I_NAME, name, len);
+}
+
+/* f2fs_move_inline_dirents: the inline slots move 1:1 into block 0. */
+static int convert_inline_dir(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	struct f2fs_dentry_ptr src, dst;
+	uint8_t *blk = f2fs_alloc_blocks(1);
+	int err;
+
+	if (!blk)
+		return -ENOMEM;
+	memset(blk, 0, F2FS_BLKSIZE);
+	f2fs_make_dentry_ptr_inline(&src, dir);
+	f2fs_make_dentry_ptr_block(&dst, blk);
+	memcpy((uint8_t *)dst.bitmap, src.bitmap, (src.max + 7) / 8);
+	memcpy((uint8_t *)dst.dentry, src.dentry, (size_t)src.max * SIZE_OF_DIR_ENTRY);
+	memcpy((uint8_t *)dst.filename, src.filename, (size_t)src.max * F2FS_SLOT_LEN);
+	/* the inline area (and the reserved word before it) becomes i_addr again */
+	memset(dir->node + I_ADDR + 4 * f2fs_addr_start(dir), 0,
+	       4 * DEF_INLINE_RESERVED_SIZE + f2fs_max_inline_data(dir));
+	dir->inline_flags &= (uint8_t)~F2FS_INLINE_DENTRY;
+	dir->current_depth = 1;
+	if (dir->size < F2FS_BLKSIZE)
+		dir->size = F2FS_BLKSIZE;
+	err = f2fs_write_data_block(sb, dir, 0, blk);
+	free(blk);
+	return err;
+}
+
+static void touch_dir(struct f2fs_inode *dir)
+{
+	struct f2fs_timespec now;
+
+	f2fs_now(&now);
+	f2fs_inode_set_time(dir, F2FS_TIME_MTIME, &now);
+	f2fs_inode_set_time(dir, F2FS_TIME_CTIME, &now);
+}
+
+/*
+ * f2fs_add_dentry: into the inline area while it has room, else into the
+ * first bucket block with room, level by level, growing the hash depth as
+ * the kernel's f2fs_add_regular_entry does.
+ */
+int f2fs_add_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		  struct f2fs_inode *inode, bool new_inode)
+{
+	uint32_t hash = f2fs_dentry_hash((const uint8_t *)name, len);
+	uint32_t slots = GET_DENTRY_SLOTS((uint32_t)len);
+	uint8_t ftype = f2fs_file_type(inode->mode);
+	struct f2fs_dentry_ptr d;
+	uint32_t level = 0, depth;
+	uint8_t *blk = NULL;
+	int err;
+
+	err = check_dir(dir);
+	if (err)
+		return err;
+	if (!len || len > F2FS_NAME_LEN)
+		return len ? -ENAMETOOLONG : -ENOENT;
+
+	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
+		uint32_t bit;
+
+		f2fs_make_dentry_ptr_inline(&d, dir);
+		bit = room_for_filename(d.bitmap, slots, d.max);
+		if (bit < d.max) {
+			update_dentry(&d, bit, name, len, hash, inode->ino, ftype);
+			goto added;
+		}
+		err = convert_inline_dir(sb, dir);
+		if (err)
+			return err;
+	}
+
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	depth = dir->current_depth;
+	for (;;) {
+		uint32_t nbucket, nblock;
+		uint64_t bidx;
+
+		if (depth >= MAX_DIR_HASH_DEPTH && level >= depth) {
+			err = -ENOSPC;
+			goto out;
+		}
+		if (level == depth)
+			depth++;
+		nbucket = dir_buckets(level, dir->dir_level);
+		nblock = bucket_blocks(level);
+		bidx = dir_block_index(level, dir->dir_level, hash % nbucket);
+		for (uint64_t b = bidx; b < bidx + nblock; b++) {
+			uint32_t bit;
+			int rd;
+
+			if (b >= f2fs_max_file_blocks(dir)) {
+				err = -ENOSPC;
+				goto out;
+			}
+			rd = f2fs_read_data_block(sb, dir, (uint32_t)b, blk);
+			if (rd < 0) {
+				err = rd;
+				goto out;
+			}
+			f2fs_make_dentry_ptr_block(&d, blk);
+			bit = room_for_filename(d.bitmap, slots, NR_DENTRY_IN_BLOCK);
+			if (bit >= NR_DENTRY_IN_BLOCK)
+				continue;
+			update_dentry(&d, bit, name, len, hash, inode->ino, ftype);
+			if ((b + 1) * F2FS_BLKSIZE > dir->size)
+				dir->size = (b + 1) * F2FS_BLKSIZE;
+			dir->current_depth = depth;
+			err = f2fs_write_data_block(sb, dir, (uint32_t)b, blk);
+			if (err)
+				goto out;
+			goto added;
+		}
+		level++;
+	}
+added:
+	if (new_inode)
+		set_inode_name(inode, name, len);
+	inode->pino = dir->ino;
+	if (new_inode && S_ISDIR(inode->mode))
+		dir->links++;
+	touch_dir(dir);
+	err = f2fs_mark_inode_dirty(sb, dir);
+	if (!err)
+		err = f2fs_mark_inode_dirty(sb, inode);
+out:
+	free(blk);
+	return err;
+}
+
+static int write_entry_area(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_loc *loc)
+{
+	if (loc->lblk == INLINE_AREA)
+		return f2fs_mark_inode_dirty(sb, dir);
+	return f2fs_write_data_block(sb, dir, (uint32_t)loc->lblk, loc->blk);
+}
+
+/* f2fs_delete_entry: clear the slots; an emptied dentry block is freed. */
+int f2fs_delete_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		      struct f2fs_inode *inode)
+{
+	struct f2fs_dentry_ptr d;
+	struct entry_loc loc;
+	uint32_t slots;
+	int err = find_entry(sb, dir, name, len, &loc);
+
+	if (err)
+		return err;
+	if (loc.lblk == INLINE_AREA)
+		f2fs_make_dentry_ptr_inline(&d, dir);
+	else
+		f2fs_make_dentry_ptr_block(&d, loc.blk);
+	slots = GET_DENTRY_SLOTS(loc.de.name_len);
+	for (uint32_t i = 0; i < slots; i++)
+		clear_bit_le(loc.de.bit + i, (uint8_t *)d.bitmap);
+
+	if (loc.lblk != INLINE_AREA &&
+	    room_for_filename(d.bitmap, NR_DENTRY_IN_BLOCK, NR_DENTRY_IN_BLOCK) == 0) {
+		/* nothing left in the block: punch it, as the kernel does */
+		err = f2fs_truncate_hole(sb, dir, loc.lblk, loc.lblk + 1);
+	} else {
+		err = write_entry_area(sb, dir, &loc);
+	}
+	free(loc.blk);
+	if (err)
+		return err;
+	if (inode && S_ISDIR(inode->mode) && dir->links > 2)
+		dir->links--;
+	touch_dir(dir);
+	return f2fs_mark_inode_dirty(sb, dir);
+}
+
+/* f2fs_set_link: point an existing entry at another inode (rename over). */
+int f2fs_set_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		  struct f2fs_inode *inode)
+{
+	struct f2fs_dentry_ptr d;
+	struct entry_loc loc;
+	uint8_t *de;
+	int err = find_entry(sb, dir, name, len, &loc);
+
+	if (err)
+		return err;
+	if (loc.lblk == INLINE_AREA)
+		f2fs_make_dentry_ptr_inline(&d, dir);
+	else
+		f2fs_make_dentry_ptr_block(&d, loc.blk);
+	de = (uint8_t *)d.dentry + (size_t)loc.de.bit * SIZE_OF_DIR_ENTRY;
+	put_le32(de + DE_INO, inode->ino);
+	de[DE_FILE_TYPE] = f2fs_file_type(inode->mode);
+	err = write_entry_area(sb, dir, &loc);
+	free(loc.blk);
+	if (err)
+		return err;
+	touch_dir(dir);
+	return f2fs_mark_inode_dirty(sb, dir);
+}
+
+/* f2fs_make_empty_dir: "." and ".." in the inline area or in block 0. */
+int f2fs_make_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_inode *parent)
+{
+	struct f2fs_dentry_ptr d;
+	uint8_t *blk;
+	int err;
+
+	if (inode->inline_flags & F2FS_INLINE_DENTRY) {
+		f2fs_make_dentry_ptr_inline(&d, inode);
+		update_dentry(&d, 0, ".", 1, 0, inode->ino, F2FS_FT_DIR);
+		update_dentry(&d, 1, "..", 2, 0, parent->ino, F2FS_FT_DIR);
+		if (inode->size < f2fs_max_inline_data(inode))
+			inode->size = f2fs_max_inline_data(inode);
+		return f2fs_mark_inode_dirty(sb, inode);
+	}
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	memset(blk, 0, F2FS_BLKSIZE);
+	f2fs_make_dentry_ptr_block(&d, blk);
+	update_dentry(&d, 0, ".", 1, 0, inode->ino, F2FS_FT_DIR);
+	update_dentry(&d, 1, "..", 2, 0, parent->ino, F2FS_FT_DIR);
+	inode->current_depth = 1;
+	inode->size = F2FS_BLKSIZE;
+	err = f2fs_write_data_block(sb, inode, 0, blk);
+	free(blk);
+	return err;
+}
+
+static int nonempty_cb(void *ctx, const char *name, size_t len, uint32_t ino,
+		       unsigned int file_type, uint64_t next_off)
+{
+	bool *found = ctx;
+
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	*found = true;
+	return 1;
+}
+
+int f2fs_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	bool found = false;
+	int err = f2fs_dir_iterate(sb, dir, 0, nonempty_cb, &found);
+
+	if (err)
+		return err;
+	return !found;
+}
+
+/* Repoint ".." of a directory moved to a new parent (f2fs_set_link on ".."). */
+int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *parent)
+{
+	return f2fs_set_link(sb, dir, "..", 2, parent);
 }
