@@ -344,7 +344,7 @@ static int run(int argc, char *argv[])
 	if (fopts.debug)
 		fs.log_level = F2FS_LOG_DEBUG;
 
-	/* The image is opened before fuse_daemonize() changes to "/". */
+	/* An absolute source, as mount(8) shows it. */
 	fsname = realpath(c.image, NULL);
 	if (add_mount_opts(&args, &c, fsname ? fsname : c.image)) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -356,6 +356,11 @@ static int run(int argc, char *argv[])
 	if (!se)
 		goto out;
 
+	/*
+	 * The image is opened before fuse_daemonize() so that errors reach
+	 * the terminal (and before it changes to "/").  The fork there keeps
+	 * only this thread: f2fs_mount must not start threads.
+	 */
 	mopts.readonly = true;
 	mopts.direct = c.direct;
 	mopts.norecovery = c.norecovery;
@@ -370,8 +375,8 @@ static int run(int argc, char *argv[])
 	}
 	fs.root_ino = f2fs_root_ino(fs.sb);
 	/*
-	 * The kernel would only check ACLs it can also honour; with our
-	 * presentation overrides the mode bits are the whole truth.
+	 * The kernel enforces the on-disk ACLs unless uid=, gid= or umask=
+	 * change what is shown: the ACLs would then contradict the modes.
 	 */
 	fs.posix_acl = !fs.force_uid && !fs.force_gid && !fs.umask;
 	if (f2fs_recovery_pending(fs.sb))
