@@ -19,11 +19,11 @@
  *                              fscrypt_crypt_ops (decrypt by DUN alone)
  *
  * Supported: AES-256-XTS, AES-128-CBC-ESSIV and Adiantum contents;
- * AES-256-CTS, AES-128-CTS and Adiantum filenames; v1 and v2 policies;
+ * AES-256-CTS, AES-128-CTS, AES-256-HCTR2 and Adiantum filenames; v1 and
+ * v2 policies;
  * DIRECT_KEY, IV_INO_LBLK_64, IV_INO_LBLK_32; data units of 512..4096
  * bytes (log2_data_unit_size, Linux 6.7+) in 4096-byte f2fs blocks.
- * Not supported (-EOPNOTSUPP): AES-256-HCTR2, SM4 modes, hardware-wrapped
- * keys.
+ * Not supported (-EOPNOTSUPP): SM4 modes, hardware-wrapped keys.
  */
 #ifndef F2FS_CRYPTO_FSCRYPT_H
 #define F2FS_CRYPTO_FSCRYPT_H

@@ -40,6 +40,8 @@ int fscrypt_prepare_key(struct fscrypt_prepared_key *k, uint8_t mode, const uint
 		return fscrypt_sha256(k->raw, ks, k->essiv);
 	if (mode == FSCRYPT_M_ADIANTUM)
 		fscrypt_adiantum_setkey(&k->adiantum, k->raw);
+	if (mode == FSCRYPT_M_AES_256_HCTR2)
+		return fscrypt_hctr2_setkey(&k->hctr2, k->raw);
 	return 0;
 }
 
@@ -271,6 +273,9 @@ int fscrypt_crypt_message(const struct fscrypt_inode_info *ci, uint8_t *buf, siz
 	case FSCRYPT_M_ADIANTUM:
 		err = fscrypt_adiantum_crypt(&k->adiantum, fscrypt_aes256_block, iv, 32, buf, len,
 					     enc);
+		break;
+	case FSCRYPT_M_AES_256_HCTR2:
+		err = fscrypt_hctr2_crypt(&k->hctr2, iv, buf, len, enc);
 		break;
 	default:
 		err = -EOPNOTSUPP;

@@ -5,6 +5,7 @@
 
 #include "adiantum.h"
 #include "fscrypt.h"
+#include "hctr2.h"
 
 /* HKDF application contexts (kernel fs/crypto/fscrypt_private.h) */
 enum {
@@ -29,6 +30,7 @@ struct fscrypt_prepared_key {
 	uint8_t raw[64];		/* XTS, CBC, CTS keys */
 	uint8_t essiv[32];		/* SHA-256(raw) for CBC-ESSIV */
 	struct fscrypt_adiantum_key adiantum;
+	struct fscrypt_hctr2_key hctr2;
 };
 
 struct fscrypt_inode_info {

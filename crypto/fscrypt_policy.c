@@ -71,6 +71,7 @@ bool fscrypt_mode_supported(uint8_t mode)
 	case FSCRYPT_M_AES_128_CBC:
 	case FSCRYPT_M_AES_128_CTS:
 	case FSCRYPT_M_ADIANTUM:
+	case FSCRYPT_M_AES_256_HCTR2:
 		return true;
 	}
 	return false;

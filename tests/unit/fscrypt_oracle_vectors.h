@@ -12,7 +12,7 @@ struct oracle_contents { const char *desc; uint8_t version, cmode, fmode, flags,
 	uint32_t ino; uint64_t lblk; unsigned units; const char *sha256; };
 static const char oracle_uuid_hex[] = "6b766d2d663266730000637279707431";
 struct oracle_name { const char *desc; uint8_t version, cmode, fmode, flags;
-	const char *name; const char *ct; };
+	uint32_t ino; const char *name; const char *ct; };
 static const struct oracle_contents oracle_contents[] = {
 	{ "v1 AES-256-XTS", 1, 1, 4, 0x00, 12, 1234, 5, 3, "a1b9d552cb25331b61fb63ce9483d160cb54c17f69f7c8e4f4110a60843acd11" },
 	{ "v1 AES-128-CBC-ESSIV", 1, 5, 6, 0x00, 12, 1234, 5, 3, "2d0b987747e592c1436eab09f355e299b3a4145837259c0e6ba1455ba1682245" },
@@ -25,12 +25,16 @@ static const struct oracle_contents oracle_contents[] = {
 	{ "v2 AES-256-XTS IV_INO_LBLK_32", 2, 1, 4, 0x10, 12, 1234, 5, 3, "7e215492fd6405e29faf2612f3bd4e17df2cd8ca78f98b187c35bfc41606130a" },
 };
 static const struct oracle_name oracle_names[] = {
-	{ "v1 AES-256-CTS pad 16", 1, 1, 4, 0x02, "hello.txt", "66c6b38c8738426e5d0a7bcff105e499" },
-	{ "v1 AES-256-CTS pad 4 long", 1, 1, 4, 0x00, "a-name-of-forty-one-bytes-for-cts-stealin", "2d5b7fc16aa0b91c18abea13c3665b2c9e3d862834dd1ace765dec48a74d647e9a688ca00e0c00398c95b508" },
-	{ "v2 AES-128-CTS pad 32", 2, 5, 6, 0x03, "essiv-dir-entry", "ec87d825fa8f69c7db8a940554d996ab82d2b476af72999f65e9e7c51402f64e" },
-	{ "v1 AES-128-CTS pad 4", 1, 5, 6, 0x00, "seventeen-bytes!!", "e8e2c2b3c738502bcfe604d73f53ade26667fc64" },
-	{ "v1 Adiantum DIRECT_KEY", 1, 9, 9, 0x04, "adiantum-name-v1", "c56760c3e48f2c1f734f2d98feb6a743" },
-	{ "v2 Adiantum per-file key", 2, 9, 9, 0x01, "x", "d4ecd4b4cb2973b6c54c5c03669b2da4" },
+	{ "v1 AES-256-CTS pad 16", 1, 1, 4, 0x02, 1234, "hello.txt", "66c6b38c8738426e5d0a7bcff105e499" },
+	{ "v1 AES-256-CTS pad 4 long", 1, 1, 4, 0x00, 1234, "a-name-of-forty-one-bytes-for-cts-stealin", "2d5b7fc16aa0b91c18abea13c3665b2c9e3d862834dd1ace765dec48a74d647e9a688ca00e0c00398c95b508" },
+	{ "v2 AES-128-CTS pad 32", 2, 5, 6, 0x03, 1234, "essiv-dir-entry", "ec87d825fa8f69c7db8a940554d996ab82d2b476af72999f65e9e7c51402f64e" },
+	{ "v1 AES-128-CTS pad 4", 1, 5, 6, 0x00, 1234, "seventeen-bytes!!", "e8e2c2b3c738502bcfe604d73f53ade26667fc64" },
+	{ "v1 Adiantum DIRECT_KEY", 1, 9, 9, 0x04, 1234, "adiantum-name-v1", "c56760c3e48f2c1f734f2d98feb6a743" },
+	{ "v2 Adiantum per-file key", 2, 9, 9, 0x01, 1234, "x", "d4ecd4b4cb2973b6c54c5c03669b2da4" },
+	{ "v2 AES-256-HCTR2 pad 4", 2, 1, 10, 0x00, 1234, "hctr2-name-of-37-bytes-with-a-tail!!", "430d5a0259c1b1e1039f1e1c58332ad22216a64a241ace6f8e6a5945c3b60ff1da50ccd2" },
+	{ "v2 AES-256-HCTR2 pad 32", 2, 1, 10, 0x03, 1234, "twenty-byte-name-ok", "6407aeede2bcf103471715d3c231bb74db9e2d4f0549d68e065cc299a975885d" },
+	{ "v2 AES-256-HCTR2 IV_INO_LBLK_64", 2, 1, 10, 0x08, 1234, "lblk64", "31f71a26d46911b5362b9d4e9a5575af" },
+	{ "v2 AES-256-CTS IV_INO_LBLK_32", 2, 1, 4, 0x10, 1234, "lblk32-name-x", "1070b49b5dcea5ee4accd4501c1b5b3f" },
 };
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Known answers for the fscrypt settings the kernel fixture does not use
-(v1 policies, AES-128-CBC-ESSIV, AES-128-CTS, Adiantum without DIRECT_KEY),
+(v1 policies, AES-128-CBC-ESSIV, AES-128-CTS, AES-256-HCTR2, Adiantum without
+DIRECT_KEY, sub-block data units),
 printed as tests/unit/fscrypt_oracle_vectors.h.
 
 Oracle: xfstests' src/fscrypt-crypt-util.c (the program the fstests
@@ -52,7 +53,7 @@ def main():
     p('\tuint32_t ino; uint64_t lblk; unsigned units; const char *sha256; };')
     p('static const char oracle_uuid_hex[] = "%s";' % UUID)
     p('struct oracle_name { const char *desc; uint8_t version, cmode, fmode, flags;')
-    p('\tconst char *name; const char *ct; };')
+    p('\tuint32_t ino; const char *name; const char *ct; };')
     cases_c = [
         # desc, version, contents, filenames, flags, cipher, args
         ('v1 AES-256-XTS', 1, 1, 4, 0, 'AES-256-XTS', ['--kdf=AES-128-ECB']),
@@ -94,6 +95,16 @@ def main():
         ('v1 Adiantum DIRECT_KEY', 1, 9, 9, 4, 'Adiantum', ['--kdf=none', '--direct-key'],
          b'adiantum-name-v1'),
         ('v2 Adiantum per-file key', 2, 9, 9, 1, 'Adiantum', ['--kdf=HKDF-SHA512'], b'x'),
+        ('v2 AES-256-HCTR2 pad 4', 2, 1, 10, 0, 'AES-256-HCTR2', ['--kdf=HKDF-SHA512'],
+         b'hctr2-name-of-37-bytes-with-a-tail!!'),
+        ('v2 AES-256-HCTR2 pad 32', 2, 1, 10, 3, 'AES-256-HCTR2', ['--kdf=HKDF-SHA512'],
+         b'twenty-byte-name-ok'),
+        ('v2 AES-256-HCTR2 IV_INO_LBLK_64', 2, 1, 10, 8, 'AES-256-HCTR2',
+         ['--kdf=HKDF-SHA512', '--iv-ino-lblk-64', '--inode-number=%d' % INO, '--fs-uuid=' + UUID],
+         b'lblk64'),
+        ('v2 AES-256-CTS IV_INO_LBLK_32', 2, 1, 4, 0x10, 'AES-256-CTS-CBC',
+         ['--kdf=HKDF-SHA512', '--iv-ino-lblk-32', '--inode-number=%d' % INO, '--fs-uuid=' + UUID],
+         b'lblk32-name-x'),
     ]
     p('static const struct oracle_name oracle_names[] = {')
     for desc, v, cm, fm, fl, cipher, args, name in cases_n:
@@ -104,8 +115,8 @@ def main():
         a = args + ['--file-nonce=' + NONCE, '--mode-num=%d' % fm, '--data-unit-size=%d' % n]
         ct = fcu(tool, cipher, key, data, a)
         assert len(ct) == n
-        p('\t{ "%s", %d, %d, %d, 0x%02x, "%s", "%s" },' % (desc, v, cm, fm, fl, name.decode(),
-                                                         ct.hex()))
+        p('\t{ "%s", %d, %d, %d, 0x%02x, %d, "%s", "%s" },' % (desc, v, cm, fm, fl, INO,
+                                                             name.decode(), ct.hex()))
     p('};')
     p('')
     p('#endif')

@@ -384,19 +384,23 @@ static void test_keys_and_duns(void)
 	      -ENOKEY, "removed: ENOKEY");
 	fscrypt_keyring_free(empty);
 
-	/* HCTR2 filenames: a valid policy this build cannot run */
+	/* SM4: a valid v2 policy this build cannot run */
 	{
 		uint8_t raw[40];
 
 		unhex(fx_dirs[0].ctx, raw, sizeof(raw));
-		raw[2] = 10;
+		raw[1] = 7, raw[2] = 8;
+		CHECK(fscrypt_context_parse(raw, 40, &c) == 0, "sm4 ctx");
+		CHECK(fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_DIR, 4, uuid, &ci, why,
+					     sizeof(why)) == -EOPNOTSUPP, "SM4-CTS: EOPNOTSUPP");
+		CHECK(strstr(why, "SM4-CTS-CBC") != NULL, "message: %s", why);
+		CHECK(fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_REG, 5, uuid, &ci, why,
+					     sizeof(why)) == -EOPNOTSUPP, "SM4-XTS: EOPNOTSUPP");
+		/* HCTR2 filenames with XTS contents */
+		raw[1] = 1, raw[2] = 10;
 		CHECK(fscrypt_context_parse(raw, 40, &c) == 0, "hctr2 ctx");
 		CHECK(fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_DIR, 4, uuid, &ci, why,
-					     sizeof(why)) == -EOPNOTSUPP, "HCTR2: EOPNOTSUPP");
-		CHECK(strstr(why, "AES-256-HCTR2") != NULL, "message: %s", why);
-		/* its contents mode is fine */
-		CHECK(fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_REG, 5, uuid, &ci, why,
-					     sizeof(why)) == 0, "XTS file under HCTR2 policy");
+					     sizeof(why)) == 0, "HCTR2 directory");
 		fscrypt_inode_info_free(ci);
 		ci = NULL;
 		raw[2] = 4, raw[4] = 9;

@@ -9,6 +9,8 @@
  *  - v1 DIRECT_KEY (the master key used directly, nonce in the IV) with
  *    Adiantum, and v2 Adiantum with a per-file key
  *  - v2 AES-128-CBC-ESSIV and AES-128-CTS (HKDF per-file keys)
+ *  - AES-256-HCTR2 filenames (also with IV_INO_LBLK_64), and AES-256-CTS
+ *    names under IV_INO_LBLK_32
  *  - data units of 512, 1024 and 2048 bytes (Linux 6.7+), also with
  *    IV_INO_LBLK_64 and DIRECT_KEY; IV_INO_LBLK_32 with another inode
  * each encrypted, compared, and decrypted back.  Also the key identifier
@@ -114,7 +116,8 @@ static void test_names(void)
 		int err, n;
 
 		make_ctx(&c, o->version, o->cmode, o->fmode, o->flags);
-		err = fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_DIR, 12, NULL, &ci, why, sizeof(why));
+		err = fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_DIR, o->ino, uuid, &ci, why,
+					     sizeof(why));
 		CHECK(err == 0, "%s: info %d %s", o->desc, err, why);
 		if (err)
 			continue;
