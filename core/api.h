@@ -80,6 +80,57 @@ int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t 
 		 void *ctx);
 
 ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint64_t off);
+
+/* ---- changes (writable mounts; -EROFS otherwise) ---- */
+
+/* Who is asking: owner of new inodes, setgid inheritance. */
+struct f2fs_cred {
+	uint32_t uid, gid;
+	const uint32_t *groups;		/* supplementary groups */
+	int ngroups;
+};
+bool f2fs_cred_in_group(const struct f2fs_cred *cred, uint32_t gid);
+
+/* mode holds the type: S_IFREG (or 0), S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK */
+int f2fs_mknod(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len, uint32_t mode,
+	       uint32_t major, uint32_t minor, const struct f2fs_cred *cred, struct f2fs_stat *st);
+int f2fs_mkdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len, uint32_t mode,
+	       const struct f2fs_cred *cred, struct f2fs_stat *st);
+int f2fs_symlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
+		 const char *target, const struct f2fs_cred *cred, struct f2fs_stat *st);
+int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir, const char *name, size_t len,
+	      struct f2fs_stat *st);
+int f2fs_unlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
+int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
+/* Open handles keep an unlinked inode alive until the last release. */
+int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write);
+int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
+ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
+
+enum {
+	F2FS_SET_MODE = 1 << 0,
+	F2FS_SET_UID = 1 << 1,
+	F2FS_SET_GID = 1 << 2,
+	F2FS_SET_SIZE = 1 << 3,
+	F2FS_SET_ATIME = 1 << 4,
+	F2FS_SET_MTIME = 1 << 5,
+	F2FS_SET_CTIME = 1 << 6,
+};
+struct f2fs_setattr {
+	unsigned int valid;	/* F2FS_SET_* */
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	struct f2fs_timespec atime, mtime, ctime;
+};
+int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa,
+		 struct f2fs_stat *st);
+/* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|KEEP_SIZE, FALLOC_FL_ZERO_RANGE */
+int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len);
+int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
+
+/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE */
+int f2fs_rename(struct f2fs_sb *sb, uint32_t olddir, const char *oldname, size_t oldlen,
+		uint32_t newdir, const char *newname, size_t newlen, unsigned int flags);
 ssize_t f2fs_readlink(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size);
 
 /* Full names ("user.foo"); size 0 asks for the needed size. -ENODATA if absent. */

@@ -190,7 +190,8 @@ int f2fs_read_orphans(struct f2fs_sb *sb)
 	blk = f2fs_alloc_blocks(1);
 	if (!blk)
 		return -ENOMEM;
-	sb->orphans = calloc((size_t)nblocks * F2FS_ORPHANS_PER_BLOCK + 1, sizeof(uint32_t));
+	sb->orphan_cap = nblocks * F2FS_ORPHANS_PER_BLOCK + 1;
+	sb->orphans = calloc(sb->orphan_cap, sizeof(uint32_t));
 	if (!sb->orphans) {
 		free(blk);
 		return -ENOMEM;

@@ -551,6 +551,10 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				data = b;
 				nb++;
 			}
+			if (old == NULL_ADDR && !f2fs_free_user_blocks(sb)) {
+				err = -ENOSPC;
+				break;
+			}
 			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
 			if (err)
 				break;
@@ -576,13 +580,21 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				f2fs_cache_invalidate(sb->cache, old);
 			pos += n;
 		}
-		if (!err && nr) {
+		/* blocks already mapped must reach the disk even if a later one failed */
+		if (nr) {
 			struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
 						.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
-			err = f2fs_submit_bio(sb->dev, &bio);
+			int werr = f2fs_submit_bio(sb->dev, &bio);
+
+			if (!err)
+				err = werr;
 		}
-		if (!err)
-			err = put_dnode(sb, inode, dn);
+		{
+			int perr = put_dnode(sb, inode, dn);
+
+			if (!err)
+				err = perr;
+		}
 	}
 	f2fs_inode_drop_largest_extent(inode, off / F2FS_BLKSIZE,
 				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
@@ -784,7 +796,74 @@ done:
 /* Free every block and node of an inode that is going away. */
 int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
-	if (inode->inline_flags & F2FS_INLINE_DATA)
+	/* devices keep their number in i_addr; inline inodes keep data there */
+	if (!(S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)))
+		return 0;
+	if (inode->inline_flags & (F2FS_INLINE_DATA | F2FS_INLINE_DENTRY))
 		return 0;
 	return truncate_blocks(sb, inode, 0);
+}
+
+/* truncate_hole: free the data blocks (not the nodes) of [start, end). */
+int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
+{
+	struct dnode *dn = NULL;
+	int err = 0;
+
+	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
+	while (start < end) {
+		uint32_t pblk, n;
+
+		err = f2fs_map_blocks(sb, inode, (uint32_t)start,
+				      (uint32_t)F2FS_MIN(end - start, (uint64_t)UINT32_MAX), &pblk, &n);
+		if (err)
+			break;
+		if (pblk == NULL_ADDR) {
+			start += n;
+			continue;
+		}
+		if (!dn) {
+			dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+			if (!dn)
+				return -ENOMEM;
+		}
+		err = get_dnode_for_write(sb, inode, (uint32_t)start, dn);
+		if (err)
+			break;
+		for (uint32_t i = dn->ofs; i < dn->naddrs && start < end; i++, start++)
+			free_slot(sb, inode, dn->addrs, i);
+		err = put_dnode(sb, inode, dn);
+		if (err)
+			break;
+		f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+	}
+	free(dn);
+	return err;
+}
+
+/* f2fs_reserve_block for [start, end): holes become NEW_ADDR, counted as used. */
+int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
+{
+	struct dnode *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	int err = 0;
+
+	if (!dn)
+		return -ENOMEM;
+	while (start < end) {
+		err = get_dnode_for_write(sb, inode, (uint32_t)start, dn);
+		if (err)
+			break;
+		for (uint32_t i = dn->ofs; i < dn->naddrs && start < end; i++, start++) {
+			if (get_le32(dn->addrs + 4 * i) != NULL_ADDR)
+				continue;
+			put_le32(dn->addrs + 4 * i, NEW_ADDR);
+			count_blocks(sb, 1);
+			inode->blocks++;
+		}
+		err = put_dnode(sb, inode, dn);
+		if (err)
+			break;
+	}
+	free(dn);
+	return err;
 }

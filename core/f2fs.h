@@ -128,6 +128,8 @@ void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk
 struct f2fs_inode {
 	uint32_t ino;
 	int refcount;			/* protected by sb->icache_lock */
+	bool unhashed;			/* freed: out of the cache, gone at the last iput */
+	uint32_t open_count;		/* open handles (protected by lock) */
 	struct f2fs_inode *hnext;	/* icache hash chain */
 	struct f2fs_inode *lru_prev, *lru_next;
 	pthread_rwlock_t lock;
@@ -170,8 +172,10 @@ void f2fs_random_bytes(void *buf, size_t len);
 int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
+void f2fs_unhash_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f2fs_stat *st);
 uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node);
+void f2fs_inode_update_checksum(const struct f2fs_sb *sb, uint8_t *node);
 
 /* i_addr word index of the first data address (after extra attrs) */
 static inline uint32_t f2fs_addr_start(const struct f2fs_inode *inode)
@@ -222,6 +226,18 @@ int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name
 		    uint32_t *ino, unsigned int *file_type);
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 		     f2fs_filldir_t fill, void *ctx);
+/* The write side (callers hold the directory's write lock). */
+int f2fs_add_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		  struct f2fs_inode *inode, bool new_inode);
+int f2fs_delete_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		      struct f2fs_inode *inode);
+int f2fs_set_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		  struct f2fs_inode *inode);
+int f2fs_make_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_inode *parent);
+/* 1 if dir holds only "." and "..", 0 if not, <0 on error */
+int f2fs_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *dir);
+uint8_t f2fs_file_type(uint32_t mode);
+int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *parent);
 
 /* ======================= xattrs (xattr.c) ======================= */
 
@@ -329,6 +345,10 @@ int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t
 int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
 int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode);
+int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
+int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
+/* Blocks a user may still fill (user blocks minus used minus GC reserve). */
+uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb);
 
 /* ======================= segments, SIT, summaries (segment.c) ======================= */
 
@@ -382,6 +402,9 @@ uint32_t f2fs_free_segments(struct f2fs_sb *sb);
 int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);
 uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
+/* Checkpoint when free segments run low or dirty nodes pile up (no locks held). */
+void f2fs_balance_fs(struct f2fs_sb *sb);
+#define F2FS_MAX_DIRTY_NODES 16384	/* 64 MiB of dirty node blocks */
 /* Is blkaddr inside the main area? (f2fs_is_valid_blkaddr for DATA/NODE) */
 bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr);
 uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
@@ -463,7 +486,19 @@ struct f2fs_sb {
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
 
 	atomic_bool need_fsck;		/* an inconsistency was seen */
+
+	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
+	pthread_rwlock_t cp_rwsem;
+	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
+	pthread_mutex_t orphan_lock;	/* orphans[] on a writable mount */
+	uint32_t orphan_cap;
 };
+
+/* namei.c */
+int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino);
+void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino);
+int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
+int f2fs_recover_orphans(struct f2fs_sb *sb);
 
 static inline bool f2fs_cp_flag(const struct f2fs_sb *sb, uint32_t f)
 {

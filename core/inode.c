@@ -277,7 +277,13 @@ void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	if (!inode)
 		return;
 	pthread_mutex_lock(&sb->icache_lock);
-	if (--inode->refcount == 0) {
+	if (--inode->refcount == 0 && inode->unhashed) {
+		/* a freed inode: nobody can find it any more */
+		pthread_mutex_unlock(&sb->icache_lock);
+		free_inode(inode);
+		return;
+	}
+	if (inode->refcount == 0) {
 		inode->lru_prev = NULL;
 		inode->lru_next = sb->lru_head;
 		if (sb->lru_head)
@@ -546,4 +552,24 @@ fail:
 	free(inode->node);
 	free(inode);
 	return err;
+}
+
+/* Take a freed inode out of the cache so its nid can be reused at once. */
+void f2fs_unhash_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	pthread_mutex_lock(&sb->icache_lock);
+	if (!inode->unhashed) {
+		hash_del(sb, inode);
+		inode->unhashed = true;
+	}
+	pthread_mutex_unlock(&sb->icache_lock);
+}
+
+/* Refresh i_inode_checksum of a raw inode block, where the inode has one. */
+void f2fs_inode_update_checksum(const struct f2fs_sb *sb, uint8_t *node)
+{
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) || !(node[I_INLINE] & F2FS_EXTRA_ATTR) ||
+	    get_le16(node + I_EXTRA_ISIZE) < I_INODE_CHECKSUM + 4 - I_ADDR)
+		return;
+	put_le32(node + I_INODE_CHECKSUM, f2fs_inode_checksum(sb, node));
 }

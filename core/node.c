@@ -328,6 +328,9 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 			/* keep the fsync/dent marks for fsync writes only */
 			put_le32(d->data + NF_FLAG, f2fs_node_flag(d->data) &
 				 ~((1u << FSYNC_BIT_SHIFT) | (1u << DENT_BIT_SHIFT)));
+			/* the inode checksum covers the footer just filled in */
+			if (f2fs_node_ofs(d->data) == 0 && f2fs_node_ino(d->data) == d->nid)
+				f2fs_inode_update_checksum(sb, d->data);
 			if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov)))
 				err = batch_flush(sb, wb);
 			if (!wb->n)

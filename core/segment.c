@@ -575,3 +575,48 @@ void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
 	}
 	pthread_mutex_unlock(&sm->lock);
 }
+
+/*
+ * Blocks users may still take: the checkpoint's user blocks less what is
+ * used, less room for the node blocks a checkpoint must still write.
+ */
+uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb)
+{
+	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT), used, reserve;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	used = sb->sm->valid_blocks;
+	pthread_mutex_unlock(&sb->sm->lock);
+	reserve = f2fs_nr_dirty_nodes(sb) + 2u * sb->blocks_per_seg;
+	return user > used + reserve ? user - used - reserve : 0;
+}
+
+/*
+ * f2fs_balance_fs: before an operation that allocates, make room.  Until
+ * garbage collection exists, the only way to win segments back is a
+ * checkpoint, which turns segments emptied since the last one into free
+ * segments; it also bounds the memory held by dirty nodes.
+ */
+void f2fs_balance_fs(struct f2fs_sb *sb)
+{
+	uint32_t free_segs, prefree = 0, low;
+	bool need;
+
+	if (sb->opts.readonly || !sb->sm)
+		return;
+	low = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT) + 2 * NR_CURSEG_TYPE +
+	      f2fs_nr_dirty_nodes(sb) / sb->blocks_per_seg;
+	pthread_mutex_lock(&sb->sm->lock);
+	free_segs = sb->sm->free_segments;
+	if (free_segs < low) {
+		for (uint32_t s = 0; s < sb->segment_count_main; s++) {
+			const struct f2fs_seg_entry *se = &sb->sm->sentries[s];
+
+			prefree += !se->valid_blocks && se->ckpt_valid_blocks;
+		}
+	}
+	pthread_mutex_unlock(&sb->sm->lock);
+	need = (free_segs < low && prefree) || f2fs_nr_dirty_nodes(sb) > F2FS_MAX_DIRTY_NODES;
+	if (need)
+		f2fs_sync_fs(sb, false);
+}

@@ -273,6 +273,9 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	else
 		sb->opts.log_level = F2FS_LOG_INFO;
 	pthread_mutex_init(&sb->icache_lock, NULL);
+	pthread_rwlock_init(&sb->cp_rwsem, NULL);
+	pthread_mutex_init(&sb->rename_lock, NULL);
+	pthread_mutex_init(&sb->orphan_lock, NULL);
 	sb->max_unused_inodes = 4096;
 	return sb;
 }
@@ -353,6 +356,9 @@ static void sb_free(struct f2fs_sb *sb)
 		f2fs_cache_destroy(sb->cache);
 	f2fs_dev_close(sb->dev);
 	pthread_mutex_destroy(&sb->icache_lock);
+	pthread_rwlock_destroy(&sb->cp_rwsem);
+	pthread_mutex_destroy(&sb->rename_lock);
+	pthread_mutex_destroy(&sb->orphan_lock);
 	free(sb);
 }
 
@@ -379,6 +385,8 @@ static int enable_write(struct f2fs_sb *sb)
 		err = f2fs_build_node_manager(sb);
 	if (!err)
 		err = f2fs_build_node_table(sb);
+	if (!err)
+		err = f2fs_recover_orphans(sb);
 	return err;
 }
 
@@ -453,9 +461,11 @@ int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
 
 	if (sb->opts.readonly || !sb->sm)
 		return 0;
+	pthread_rwlock_wrlock(&sb->cp_rwsem);
 	err = f2fs_write_dirty_nodes(sb);
 	if (!err)
 		err = f2fs_write_checkpoint(sb, umount);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
 	return err;
 }
 

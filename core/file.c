@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File operations on a writable mount: open/release (which decide when
+ * an unlinked inode is freed), write, setattr, fallocate and fsync.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "f2fs.h"
+
+#ifndef FALLOC_FL_KEEP_SIZE
+#define FALLOC_FL_KEEP_SIZE	0x01
+#endif
+#ifndef FALLOC_FL_PUNCH_HOLE
+#define FALLOC_FL_PUNCH_HOLE	0x02
+#endif
+#ifndef FALLOC_FL_ZERO_RANGE
+#define FALLOC_FL_ZERO_RANGE	0x10
+#endif
+
+static bool writable(struct f2fs_sb *sb)
+{
+	return !sb->opts.readonly && sb->sm;
+}
+
+int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (for_write && !writable(sb))
+		return -EROFS;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	if (for_write && S_ISDIR(inode->mode)) {
+		f2fs_iput(sb, inode);
+		return -EISDIR;
+	}
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->open_count++;
+	pthread_rwlock_unlock(&inode->lock);
+	/* the reference is kept until f2fs_release */
+	return 0;
+}
+
+int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	int err = f2fs_iget(sb, ino, &inode);
+	bool evict;
+
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&inode->lock);
+	if (inode->open_count)
+		inode->open_count--;
+	evict = !inode->open_count && !inode->links && !inode->unhashed && writable(sb);
+	pthread_rwlock_unlock(&inode->lock);
+	if (evict) {
+		f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+		pthread_rwlock_wrlock(&inode->lock);
+		if (!inode->open_count && !inode->links && !inode->unhashed)
+			err = f2fs_evict_inode(sb, inode);
+		pthread_rwlock_unlock(&inode->lock);
+		pthread_rwlock_unlock(&sb->cp_rwsem);
+	}
+	f2fs_iput(sb, inode);	/* this call's */
+	f2fs_iput(sb, inode);	/* the open's */
+	return err;
+}
+
+ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off)
+{
+	struct f2fs_inode *inode;
+	ssize_t r;
+	int err;
+
+	if (!writable(sb))
+		return -EROFS;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	if (!S_ISREG(inode->mode)) {
+		f2fs_iput(sb, inode);
+		return S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
+	}
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	r = f2fs_file_write(sb, inode, buf, len, off);
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return r;
+}
+
+int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa,
+		 struct f2fs_stat *st)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	int err;
+
+	if (!writable(sb))
+		return -EROFS;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	f2fs_now(&now);
+	if (sa->valid & F2FS_SET_SIZE) {
+		if (S_ISDIR(inode->mode)) {
+			err = -EISDIR;
+			goto out;
+		}
+		if (!S_ISREG(inode->mode)) {
+			err = -EINVAL;
+			goto out;
+		}
+		if (f2fs_is_encrypted(inode)) {
+			err = -ENOKEY;
+			goto out;
+		}
+		if (f2fs_is_compressed(inode)) {
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+		if (sa->size != inode->size) {
+			err = f2fs_truncate(sb, inode, sa->size);
+			if (err)
+				goto out;
+			f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
+		}
+	}
+	if (sa->valid & F2FS_SET_MODE)
+		inode->mode = (uint16_t)((inode->mode & S_IFMT) | (sa->mode & 07777));
+	if (sa->valid & F2FS_SET_UID)
+		inode->uid = sa->uid;
+	if (sa->valid & F2FS_SET_GID)
+		inode->gid = sa->gid;
+	if (sa->valid & F2FS_SET_ATIME)
+		f2fs_inode_set_time(inode, F2FS_TIME_ATIME, &sa->atime);
+	if (sa->valid & F2FS_SET_MTIME)
+		f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &sa->mtime);
+	f2fs_inode_set_time(inode, F2FS_TIME_CTIME,
+			    (sa->valid & F2FS_SET_CTIME) ? &sa->ctime : &now);
+	err = f2fs_mark_inode_dirty(sb, inode);
+	if (!err)
+		f2fs_fill_stat(sb, inode, st);
+out:
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+/* f2fs_expand_inode_data: reserve (NEW_ADDR) every hole in [start, end). */
+static int reserve_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
+{
+	uint64_t need = 0;
+
+	for (uint64_t b = start; b < end;) {
+		uint32_t pblk, n;
+		int err = f2fs_map_blocks(sb, inode, (uint32_t)b,
+					  (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX), &pblk, &n);
+
+		if (err)
+			return err;
+		if (pblk == NULL_ADDR)
+			need += n;
+		b += n;
+	}
+	if (need > f2fs_free_user_blocks(sb))
+		return -ENOSPC;
+	return f2fs_reserve_blocks(sb, inode, start, end);
+}
+
+/* Zero [off, off+len) inside the file (partial blocks by rewrite). */
+static int zero_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t off, uint64_t len)
+{
+	static const uint8_t zeros[F2FS_BLKSIZE];
+	uint64_t end = off + len;
+
+	while (off < end) {
+		uint64_t bend = F2FS_MIN((off / F2FS_BLKSIZE + 1) * F2FS_BLKSIZE, end);
+		uint32_t pblk, n;
+		int err;
+
+		if (off % F2FS_BLKSIZE == 0 && bend - off == F2FS_BLKSIZE) {
+			/* whole blocks: punch them */
+			uint64_t last = end / F2FS_BLKSIZE;
+
+			err = f2fs_truncate_hole(sb, inode, off / F2FS_BLKSIZE, last);
+			if (err)
+				return err;
+			off = last * F2FS_BLKSIZE;
+			continue;
+		}
+		err = f2fs_map_blocks(sb, inode, (uint32_t)(off / F2FS_BLKSIZE), 1, &pblk, &n);
+		if (err)
+			return err;
+		if (pblk != NULL_ADDR && pblk != NEW_ADDR) {
+			ssize_t r = f2fs_file_write(sb, inode, zeros, (size_t)(bend - off), off);
+
+			if (r < 0)
+				return (int)r;
+		}
+		off = bend;
+	}
+	return 0;
+}
+
+int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	uint64_t end = off + len;
+	int err;
+
+	if (!writable(sb))
+		return -EROFS;
+	if (!len || end < off)
+		return -EINVAL;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	if (!S_ISREG(inode->mode)) {
+		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
+		goto out;
+	}
+	if (f2fs_is_encrypted(inode)) {
+		err = -ENOKEY;
+		goto out;
+	}
+	if (f2fs_is_compressed(inode)) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (end > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE) {
+		err = -EFBIG;
+		goto out;
+	}
+	if (inode->inline_flags & F2FS_INLINE_DATA) {
+		err = f2fs_convert_inline(sb, inode);
+		if (err)
+			goto out;
+	}
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		if (off < inode->size)
+			err = zero_range(sb, inode, off, F2FS_MIN(end, inode->size) - off);
+	} else if (mode & FALLOC_FL_ZERO_RANGE) {
+		err = zero_range(sb, inode, off, F2FS_MIN(end, F2FS_MAX(inode->size, end)) - off);
+		if (!err)
+			err = reserve_range(sb, inode, off / F2FS_BLKSIZE,
+					    (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+		if (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > inode->size)
+			inode->size = end;
+	} else {
+		uint64_t old_size = inode->size;
+
+		err = reserve_range(sb, inode, off / F2FS_BLKSIZE,
+				    (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+		inode->size = (!(mode & FALLOC_FL_KEEP_SIZE) && end > old_size) ? end : old_size;
+		if (mode & FALLOC_FL_KEEP_SIZE)
+			inode->advise |= FADVISE_KEEP_SIZE_BIT;
+	}
+	if (!err) {
+		f2fs_now(&now);
+		f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
+		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+out:
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+/*
+ * fsync: this version makes data durable by committing a checkpoint, the
+ * slow but always-correct path (roll-forward replay of fsync()ed dnodes is
+ * what will let it skip the checkpoint).
+ */
+int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
+{
+	if (!writable(sb))
+		return 0;
+	return f2fs_sync_fs(sb, false);
+}

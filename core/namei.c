@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Namespace operations: create, mknod, mkdir, symlink, link, unlink,
+ * rmdir and rename, with the inode lifetime rules behind them (orphans
+ * for unlinked files that are still open, freeing at the last close).
+ *
+ * Locking: every operation holds sb->cp_rwsem shared, then the directory
+ * inodes (two directories in inode-number order, with rename_lock held
+ * across directories), then the child inodes.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "f2fs.h"
+
+/* ---- orphans ---- */
+
+int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sb->orphan_lock);
+	if (sb->nr_orphans == sb->orphan_cap) {
+		uint32_t cap = sb->orphan_cap ? sb->orphan_cap * 2 : 64;
+		uint32_t *n = realloc(sb->orphans, cap * sizeof(*n));
+
+		if (!n) {
+			err = -ENOMEM;
+			goto out;
+		}
+		sb->orphans = n;
+		sb->orphan_cap = cap;
+	}
+	sb->orphans[sb->nr_orphans++] = ino;
+out:
+	pthread_mutex_unlock(&sb->orphan_lock);
+	return err;
+}
+
+void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino)
+{
+	pthread_mutex_lock(&sb->orphan_lock);
+	for (uint32_t i = 0; i < sb->nr_orphans; i++) {
+		if (sb->orphans[i] == ino) {
+			sb->orphans[i] = sb->orphans[--sb->nr_orphans];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sb->orphan_lock);
+}
+
+/*
+ * f2fs_evict_inode for an inode with no links left: free its blocks, its
+ * nodes, its xattr node and the inode itself.  The caller holds the
+ * inode's write lock and a reference.
+ */
+int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	int err = f2fs_truncate_all(sb, inode);
+
+	if (!err && inode->xattr_nid) {
+		err = f2fs_remove_node(sb, inode->xattr_nid, inode->ino, false);
+		if (!err)
+			inode->xattr_nid = 0;
+	}
+	if (!err)
+		err = f2fs_remove_node(sb, inode->ino, inode->ino, true);
+	if (!err) {
+		f2fs_unhash_inode(sb, inode);
+		f2fs_remove_orphan(sb, inode->ino);
+	}
+	return err;
+}
+
+/* A writable mount frees the orphans the last checkpoint left (as the kernel's
+ * f2fs_recover_orphan_inodes); the next checkpoint then drops them. */
+int f2fs_recover_orphans(struct f2fs_sb *sb)
+{
+	while (sb->nr_orphans) {
+		uint32_t ino = sb->orphans[sb->nr_orphans - 1];
+		struct f2fs_inode *inode;
+		int err = f2fs_iget(sb, ino, &inode);
+
+		if (err) {
+			f2fs_err(sb, "orphan inode %u cannot be read: %s", ino, strerror(-err));
+			return err;
+		}
+		if (inode->links) {
+			f2fs_warn(sb, "orphan inode %u still has %u links; keeping it", ino,
+				  inode->links);
+			f2fs_remove_orphan(sb, ino);
+		} else {
+			err = f2fs_evict_inode(sb, inode);
+		}
+		f2fs_iput(sb, inode);
+		if (err)
+			return err;
+		f2fs_info(sb, "freed orphan inode %u", ino);
+	}
+	return 0;
+}
+
+/* The last link went away: free now, or when the last open handle closes. */
+static int drop_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	if (inode->links)
+		return f2fs_mark_inode_dirty(sb, inode);
+	if (inode->open_count) {
+		int err = f2fs_add_orphan(sb, inode->ino);
+
+		return err ? err : f2fs_mark_inode_dirty(sb, inode);
+	}
+	return f2fs_evict_inode(sb, inode);
+}
+
+/* ---- helpers ---- */
+
+static int get_dir(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+{
+	int err = f2fs_iget(sb, ino, out);
+
+	if (err)
+		return err;
+	if (!S_ISDIR((*out)->mode)) {
+		f2fs_iput(sb, *out);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+static int check_name(const char *name, size_t len)
+{
+	if (!len)
+		return -ENOENT;
+	if (len > F2FS_NAME_LEN)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', len) || memchr(name, 0, len))
+		return -EINVAL;
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return -EEXIST;
+	return 0;
+}
+
+static bool writable(struct f2fs_sb *sb)
+{
+	return !sb->opts.readonly && sb->sm;
+}
+
+/* inode_init_owner: setgid directories pass their group (and the bit to subdirectories). */
+static void init_owner(const struct f2fs_inode *dir, uint32_t *mode, const struct f2fs_cred *cred,
+		       uint32_t *uid, uint32_t *gid)
+{
+	*uid = cred->uid;
+	*gid = cred->gid;
+	if (dir->mode & S_ISGID) {
+		*gid = dir->gid;
+		if (S_ISDIR(*mode))
+			*mode |= S_ISGID;
+	} else if (S_ISREG(*mode) && (*mode & S_ISGID) && (*mode & S_IXGRP) && cred->uid != 0 &&
+		   !f2fs_cred_in_group(cred, *gid)) {
+		*mode &= ~(uint32_t)S_ISGID;
+	}
+}
+
+bool f2fs_cred_in_group(const struct f2fs_cred *cred, uint32_t gid)
+{
+	if (cred->gid == gid)
+		return true;
+	for (int i = 0; i < cred->ngroups; i++)
+		if (cred->groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Write the target of a new symlink as its data (inline when it fits). */
+static int write_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *target,
+			 size_t len)
+{
+	ssize_t r = f2fs_file_write(sb, inode, target, len, 0);
+
+	return r < 0 ? (int)r : 0;
+}
+
+/*
+ * Create name in dir: a regular file, device, fifo, socket, directory or
+ * symlink.  On success *st describes the new inode.
+ */
+static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, size_t len,
+		     uint32_t mode, uint32_t major, uint32_t minor, const char *target,
+		     const struct f2fs_cred *cred, struct f2fs_stat *st)
+{
+	struct f2fs_inode *dir, *inode = NULL;
+	uint32_t ino, uid, gid;
+	unsigned int ftype;
+	int err = check_name(name, len);
+
+	if (err)
+		return err;
+	if (!writable(sb))
+		return -EROFS;
+	if (target && (strlen(target) == 0 || strlen(target) >= F2FS_BLKSIZE))
+		return strlen(target) ? -ENAMETOOLONG : -ENOENT;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	err = get_dir(sb, dir_ino, &dir);
+	if (err)
+		goto out_cp;
+	pthread_rwlock_wrlock(&dir->lock);
+	if (!dir->links) {
+		err = -ENOENT;	/* the directory was removed */
+		goto out_dir;
+	}
+	err = f2fs_dir_lookup(sb, dir, name, len, &ino, &ftype);
+	if (err != -ENOENT) {
+		if (!err)
+			err = -EEXIST;
+		goto out_dir;
+	}
+	init_owner(dir, &mode, cred, &uid, &gid);
+	err = f2fs_new_inode(sb, dir, mode, uid, gid, &inode);
+	if (err)
+		goto out_dir;
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		uint8_t *a = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+
+		if (major < 256 && minor < 256) {		/* old_encode_dev */
+			put_le32(a, (major << 8) | minor);
+		} else {					/* new_encode_dev */
+			put_le32(a, 0);
+			put_le32(a + 4, (minor & 0xff) | (major << 8) | ((minor & ~0xffu) << 12));
+		}
+	}
+	if (S_ISDIR(mode))
+		err = f2fs_make_empty_dir(sb, inode, dir);
+	else if (target)
+		err = write_symlink(sb, inode, target, strlen(target));
+	if (!err)
+		err = f2fs_add_link(sb, dir, name, len, inode, true);
+	if (err) {
+		/* undo: the inode was never linked */
+		inode->links = 0;
+		f2fs_evict_inode(sb, inode);
+		goto out_inode;
+	}
+	f2fs_fill_stat(sb, inode, st);
+out_inode:
+	f2fs_iput(sb, inode);
+out_dir:
+	pthread_rwlock_unlock(&dir->lock);
+	f2fs_iput(sb, dir);
+out_cp:
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	return err;
+}
+
+int f2fs_mknod(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len, uint32_t mode,
+	       uint32_t major, uint32_t minor, const struct f2fs_cred *cred, struct f2fs_stat *st)
+{
+	switch (mode & S_IFMT) {
+	case 0:
+		mode |= S_IFREG;
+		break;
+	case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		break;
+	default:
+		return -EINVAL;
+	}
+	return do_create(sb, dir, name, len, mode, major, minor, NULL, cred, st);
+}
+
+int f2fs_mkdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len, uint32_t mode,
+	       const struct f2fs_cred *cred, struct f2fs_stat *st)
+{
+	return do_create(sb, dir, name, len, S_IFDIR | (mode & 07777), 0, 0, NULL, cred, st);
+}
+
+int f2fs_symlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
+		 const char *target, const struct f2fs_cred *cred, struct f2fs_stat *st)
+{
+	return do_create(sb, dir, name, len, S_IFLNK | 0777, 0, 0, target, cred, st);
+}
+
+int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *name, size_t len,
+	      struct f2fs_stat *st)
+{
+	struct f2fs_inode *dir, *inode;
+	struct f2fs_timespec now;
+	unsigned int ftype;
+	uint32_t other;
+	int err = check_name(name, len);
+
+	if (err)
+		return err;
+	if (!writable(sb))
+		return -EROFS;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	err = get_dir(sb, dir_ino, &dir);
+	if (err)
+		goto out_cp;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		goto out_dir_ref;
+	if (S_ISDIR(inode->mode)) {
+		err = -EPERM;
+		goto out_inode_ref;
+	}
+	pthread_rwlock_wrlock(&dir->lock);
+	pthread_rwlock_wrlock(&inode->lock);
+	if (!inode->links) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (inode->links >= 0xffffffffu) {
+		err = -EMLINK;
+		goto out;
+	}
+	err = f2fs_dir_lookup(sb, dir, name, len, &other, &ftype);
+	if (err != -ENOENT) {
+		if (!err)
+			err = -EEXIST;
+		goto out;
+	}
+	inode->links++;
+	f2fs_now(&now);
+	f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+	err = f2fs_add_link(sb, dir, name, len, inode, false);
+	if (err) {
+		inode->links--;
+		goto out;
+	}
+	/* several parents: roll-forward must not trust i_pino */
+	inode->advise |= FADVISE_LOST_PINO_BIT;
+	err = f2fs_mark_inode_dirty(sb, inode);
+	if (!err)
+		f2fs_fill_stat(sb, inode, st);
+out:
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&dir->lock);
+out_inode_ref:
+	f2fs_iput(sb, inode);
+out_dir_ref:
+	f2fs_iput(sb, dir);
+out_cp:
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	return err;
+}
+
+static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, size_t len, bool rmdir)
+{
+	struct f2fs_inode *dir, *inode;
+	struct f2fs_timespec now;
+	unsigned int ftype;
+	uint32_t ino;
+	int err;
+
+	if (!len)
+		return -ENOENT;
+	if (len > F2FS_NAME_LEN)
+		return -ENAMETOOLONG;
+	if (len == 1 && name[0] == '.')
+		return rmdir ? -EINVAL : -EISDIR;
+	if (len == 2 && name[0] == '.' && name[1] == '.')
+		return rmdir ? -ENOTEMPTY : -EISDIR;
+	if (!writable(sb))
+		return -EROFS;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	err = get_dir(sb, dir_ino, &dir);
+	if (err)
+		goto out_cp;
+	pthread_rwlock_wrlock(&dir->lock);
+	err = f2fs_dir_lookup(sb, dir, name, len, &ino, &ftype);
+	if (err)
+		goto out_dir;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		goto out_dir;
+	pthread_rwlock_wrlock(&inode->lock);
+	if (rmdir && !S_ISDIR(inode->mode)) {
+		err = -ENOTDIR;
+		goto out;
+	}
+	if (!rmdir && S_ISDIR(inode->mode)) {
+		err = -EISDIR;
+		goto out;
+	}
+	if (rmdir) {
+		err = f2fs_empty_dir(sb, inode);
+		if (err <= 0) {
+			err = err ? err : -ENOTEMPTY;
+			goto out;
+		}
+	}
+	err = f2fs_delete_entry(sb, dir, name, len, inode);
+	if (err)
+		goto out;
+	f2fs_now(&now);
+	f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+	if (rmdir) {
+		inode->links = 0;	/* its name and its "." */
+		inode->size = 0;
+	} else if (inode->links) {
+		inode->links--;
+	}
+	err = drop_inode(sb, inode);
+out:
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+out_dir:
+	pthread_rwlock_unlock(&dir->lock);
+	f2fs_iput(sb, dir);
+out_cp:
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	return err;
+}
+
+int f2fs_unlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len)
+{
+	return do_unlink(sb, dir, name, len, false);
+}
+
+int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len)
+{
+	return do_unlink(sb, dir, name, len, true);
+}
+
+/* Is `ancestor` on the ".." chain of dir (or dir itself)? Bounded walk. */
+static int is_ancestor(struct f2fs_sb *sb, uint32_t ancestor, uint32_t dir)
+{
+	uint32_t cur = dir;
+
+	for (int depth = 0; depth < 4096; depth++) {
+		struct f2fs_inode *d;
+		unsigned int ftype;
+		uint32_t parent;
+		int err;
+
+		if (cur == ancestor)
+			return 1;
+		if (cur == sb->root_ino)
+			return 0;
+		err = f2fs_iget(sb, cur, &d);
+		if (err)
+			return err;
+		err = f2fs_dir_lookup(sb, d, "..", 2, &parent, &ftype);
+		f2fs_iput(sb, d);
+		if (err)
+			return err;
+		if (parent == cur)
+			return 0;
+		cur = parent;
+	}
+	return f2fs_corrupted(sb, "directory %u: \"..\" chain does not reach the root", dir);
+}
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+static void lock_two(struct f2fs_inode *a, struct f2fs_inode *b)
+{
+	if (a == b) {
+		pthread_rwlock_wrlock(&a->lock);
+	} else if (a->ino < b->ino) {
+		pthread_rwlock_wrlock(&a->lock);
+		pthread_rwlock_wrlock(&b->lock);
+	} else {
+		pthread_rwlock_wrlock(&b->lock);
+		pthread_rwlock_wrlock(&a->lock);
+	}
+}
+
+static void unlock_two(struct f2fs_inode *a, struct f2fs_inode *b)
+{
+	pthread_rwlock_unlock(&a->lock);
+	if (a != b)
+		pthread_rwlock_unlock(&b->lock);
+}
+
+/* f2fs_rename and f2fs_cross_rename. */
+int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t olen,
+		uint32_t ndir_ino, const char *nname, size_t nlen, unsigned int flags)
+{
+	struct f2fs_inode *odir = NULL, *ndir = NULL, *old = NULL, *victim = NULL;
+	struct f2fs_timespec now;
+	uint32_t oino, nino = 0;
+	unsigned int ftype;
+	bool cross, locked_dirs = false;
+	int err;
+
+	if (flags & ~(unsigned int)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+		return -EINVAL;
+	err = check_name(nname, nlen);
+	if (!err && (olen == 0 || olen > F2FS_NAME_LEN))
+		err = olen ? -ENAMETOOLONG : -ENOENT;
+	if (err)
+		return err == -EEXIST ? -EBUSY : err;
+	if (!writable(sb))
+		return -EROFS;
+	cross = odir_ino != ndir_ino;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	if (cross)
+		pthread_mutex_lock(&sb->rename_lock);
+	err = get_dir(sb, odir_ino, &odir);
+	if (!err)
+		err = get_dir(sb, ndir_ino, &ndir);
+	if (err)
+		goto out;
+	lock_two(odir, ndir);
+	locked_dirs = true;
+	err = f2fs_dir_lookup(sb, odir, oname, olen, &oino, &ftype);
+	if (err)
+		goto out;
+	err = f2fs_dir_lookup(sb, ndir, nname, nlen, &nino, &ftype);
+	if (err && err != -ENOENT)
+		goto out;
+	if (err == -ENOENT) {
+		nino = 0;
+		if (flags & RENAME_EXCHANGE)
+			goto out;
+	} else if (flags & RENAME_NOREPLACE) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = 0;
+	if (nino == oino)
+		goto out;	/* two names of one inode: POSIX says do nothing */
+	err = f2fs_iget(sb, oino, &old);
+	if (!err && nino)
+		err = f2fs_iget(sb, nino, &victim);
+	if (err)
+		goto out;
+	/* a directory may not move below itself */
+	if (cross && (S_ISDIR(old->mode) || (victim && S_ISDIR(victim->mode) &&
+					       (flags & RENAME_EXCHANGE)))) {
+		int r = is_ancestor(sb, oino, ndir_ino);
+
+		if (r == 0 && victim && (flags & RENAME_EXCHANGE) && S_ISDIR(victim->mode))
+			r = is_ancestor(sb, nino, odir_ino);
+		if (r) {
+			err = r < 0 ? r : -EINVAL;
+			goto out;
+		}
+	}
+	if (victim)
+		lock_two(old, victim);
+	else
+		pthread_rwlock_wrlock(&old->lock);
+	f2fs_now(&now);
+
+	if (flags & RENAME_EXCHANGE) {
+		err = f2fs_set_link(sb, odir, oname, olen, victim);
+		if (!err)
+			err = f2fs_set_link(sb, ndir, nname, nlen, old);
+		if (!err && cross) {
+			if (S_ISDIR(old->mode))
+				err = f2fs_set_dotdot(sb, old, ndir);
+			if (!err && S_ISDIR(victim->mode))
+				err = f2fs_set_dotdot(sb, victim, odir);
+			if (S_ISDIR(old->mode) != S_ISDIR(victim->mode)) {
+				struct f2fs_inode *gain = S_ISDIR(old->mode) ? ndir : odir;
+				struct f2fs_inode *lose = S_ISDIR(old->mode) ? odir : ndir;
+
+				gain->links++;
+				lose->links--;
+			}
+		}
+		old->pino = ndir->ino;
+		victim->pino = odir->ino;
+		f2fs_inode_set_time(old, F2FS_TIME_CTIME, &now);
+		f2fs_inode_set_time(victim, F2FS_TIME_CTIME, &now);
+		if (!err)
+			err = f2fs_mark_inode_dirty(sb, old);
+		if (!err)
+			err = f2fs_mark_inode_dirty(sb, victim);
+		if (!err)
+			err = f2fs_mark_inode_dirty(sb, odir);
+		if (!err && cross)
+			err = f2fs_mark_inode_dirty(sb, ndir);
+		goto out_unlock;
+	}
+
+	if (victim) {
+		if (S_ISDIR(old->mode) && !S_ISDIR(victim->mode)) {
+			err = -ENOTDIR;
+			goto out_unlock;
+		}
+		if (!S_ISDIR(old->mode) && S_ISDIR(victim->mode)) {
+			err = -EISDIR;
+			goto out_unlock;
+		}
+		if (S_ISDIR(victim->mode)) {
+			err = f2fs_empty_dir(sb, victim);
+			if (err <= 0) {
+				err = err ? err : -ENOTEMPTY;
+				goto out_unlock;
+			}
+		}
+		err = f2fs_set_link(sb, ndir, nname, nlen, old);
+		if (err)
+			goto out_unlock;
+		f2fs_inode_set_time(victim, F2FS_TIME_CTIME, &now);
+		if (S_ISDIR(victim->mode)) {
+			victim->links = 0;
+			victim->size = 0;
+			ndir->links--;	/* the victim's ".." */
+		} else {
+			victim->links--;
+		}
+		err = drop_inode(sb, victim);
+		if (err)
+			goto out_unlock;
+	} else {
+		err = f2fs_add_link(sb, ndir, nname, nlen, old, false);
+		if (err)
+			goto out_unlock;
+		if (S_ISDIR(old->mode))
+			ndir->links++;
+	}
+	err = f2fs_delete_entry(sb, odir, oname, olen, old);
+	if (err)
+		goto out_unlock;
+	if (S_ISDIR(old->mode) && cross)
+		err = f2fs_set_dotdot(sb, old, ndir);
+	if (S_ISDIR(old->mode))
+		old->pino = ndir->ino;	/* fsck checks a directory's parent */
+	else
+		old->advise |= FADVISE_LOST_PINO_BIT;
+	f2fs_inode_set_time(old, F2FS_TIME_CTIME, &now);
+	if (!err)
+		err = f2fs_mark_inode_dirty(sb, old);
+	if (!err)
+		err = f2fs_mark_inode_dirty(sb, ndir);
+out_unlock:
+	pthread_rwlock_unlock(&old->lock);
+	if (victim && victim != old)
+		pthread_rwlock_unlock(&victim->lock);
+out:
+	if (locked_dirs)
+		unlock_two(odir, ndir);
+	f2fs_iput(sb, victim);
+	f2fs_iput(sb, old);
+	f2fs_iput(sb, ndir);
+	f2fs_iput(sb, odir);
+	if (cross)
+		pthread_mutex_unlock(&sb->rename_lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	return err;
+}
