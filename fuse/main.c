@@ -319,6 +319,18 @@ static int run(int argc, char *argv[])
 
 	if (fuse_opt_parse(&args, &c, cli_opts, cli_proc) == -1)
 		goto out;
+	/*
+	 * Added before fuse_parse_cmdline(): given fsname=, it adds no
+	 * subtype of its own (after a "--", where it would be a stray argument).
+	 */
+	if (c.image) {
+		/* An absolute source, as mount(8) shows it. */
+		fsname = realpath(c.image, NULL);
+		if (add_mount_opts(&args, &c, fsname ? fsname : c.image)) {
+			fprintf(stderr, PROG ": out of memory\n");
+			goto out;
+		}
+	}
 	if (fuse_parse_cmdline(&args, &fopts) == -1)
 		goto out;
 	if (fopts.show_help) {
@@ -343,13 +355,6 @@ static int run(int argc, char *argv[])
 	}
 	if (fopts.debug)
 		fs.log_level = F2FS_LOG_DEBUG;
-
-	/* An absolute source, as mount(8) shows it. */
-	fsname = realpath(c.image, NULL);
-	if (add_mount_opts(&args, &c, fsname ? fsname : c.image)) {
-		fprintf(stderr, PROG ": out of memory\n");
-		goto out;
-	}
 
 	/* Before opening the image, so option errors come first. */
 	se = fuse_session_new(&args, &f2fs_fuse_ops, sizeof(f2fs_fuse_ops), &fs);
