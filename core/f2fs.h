@@ -402,6 +402,9 @@ uint32_t f2fs_free_segments(struct f2fs_sb *sb);
 int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);
 uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
+enum f2fs_gc_policy { F2FS_GC_GREEDY, F2FS_GC_COST_BENEFIT };
+int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_victims,
+		   uint32_t *freed);
 /* Checkpoint when free segments run low or dirty nodes pile up (no locks held). */
 void f2fs_balance_fs(struct f2fs_sb *sb);
 #define F2FS_MAX_DIRTY_NODES 16384	/* 64 MiB of dirty node blocks */

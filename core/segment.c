@@ -427,6 +427,10 @@ int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t vers
 	se->type = (uint8_t)type;
 	mark_sit_dirty(sm, cs->segno);
 	cs->blkoff++;
+	/* like the kernel, never leave a full current segment: a checkpoint
+	 * must not record a write pointer at the end of a segment */
+	if (cs->blkoff >= sb->blocks_per_seg && new_curseg(sb, type))
+		f2fs_warn(sb, "no free segment left for log %d", type);
 out:
 	pthread_mutex_unlock(&sm->lock);
 	return err;
@@ -619,4 +623,20 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 	need = (free_segs < low && prefree) || f2fs_nr_dirty_nodes(sb) > F2FS_MAX_DIRTY_NODES;
 	if (need)
 		f2fs_sync_fs(sb, false);
+	if (free_segs >= low && !need)
+		return;
+	/* still short: foreground cleaning, a few sections at a time */
+	pthread_rwlock_wrlock(&sb->cp_rwsem);
+	for (int round = 0; round < 8; round++) {
+		uint32_t freed = 0;
+
+		pthread_mutex_lock(&sb->sm->lock);
+		free_segs = sb->sm->free_segments;
+		pthread_mutex_unlock(&sb->sm->lock);
+		if (free_segs >= low + sb->segs_per_sec)
+			break;
+		if (f2fs_gc_locked(sb, F2FS_GC_GREEDY, 4, &freed) || !freed)
+			break;
+	}
+	pthread_rwlock_unlock(&sb->cp_rwsem);
 }

@@ -485,6 +485,16 @@ int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st)
 	uint64_t user_blocks = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
 	uint64_t valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
 	uint64_t valid_nodes = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
+
+	if (sb->sm && sb->nm) {
+		/* a writable mount: the live counts, not the last checkpoint's */
+		pthread_mutex_lock(&sb->sm->lock);
+		valid_blocks = sb->sm->valid_blocks;
+		pthread_mutex_unlock(&sb->sm->lock);
+		pthread_mutex_lock(&sb->nm->lock);
+		valid_nodes = sb->nm->valid_node_count;
+		pthread_mutex_unlock(&sb->nm->lock);
+	}
 	uint64_t total_nodes = (uint64_t)sb->max_nid;
 	uint64_t avail_nodes = total_nodes > 3 ? total_nodes - 3 : 0;
 
