@@ -216,7 +216,11 @@ def mounted(binary, image, path, options=("ro",), extra_args=(), log=None, check
         except MountError:
             if not failed:
                 raise
-        if check and not failed:
+        if failed:
+            # shown by pytest with the failure ("Captured stdout")
+            print("%s exited with status %s; its output:\n%s"
+                  % (" ".join(m.argv), m.returncode, m.stderr()))
+        elif check:
             m.check_exit()
 
 
