@@ -31,6 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
     export DEBIAN_FRONTEND=noninteractive
     APT=("${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -q
+         -o DPkg::Lock::Timeout=300
          -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
     if ! "${APT[@]}" install --no-install-recommends "${missing[@]}" </dev/null; then
         echo "install-deps: install failed; refreshing package lists and retrying"
