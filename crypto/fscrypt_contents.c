@@ -60,25 +60,25 @@ int fscrypt_inode_info_new(struct fscrypt_keyring *kr, const struct fscrypt_cont
 {
 	static const uint8_t zero_uuid[16];
 	struct fscrypt_inode_info *ci;
-	size_t alloc;
+	struct fscrypt_pool *pool;
 	int err;
 
 	if (why && whylen)
 		why[0] = '\0';
 	if (!kr || !ctx || !out || (ctx->version != 1 && ctx->version != 2))
 		return -EINVAL;
-	ci = fscrypt_secure_alloc(sizeof(*ci), &alloc);
+	pool = fscrypt_keyring_pool(kr);
+	ci = fscrypt_pool_alloc(pool);
 	if (!ci)
 		return -ENOMEM;
-	memset(ci, 0, sizeof(*ci));
-	ci->alloc_size = alloc;
+	ci->pool = pool;
 	ci->ctx = *ctx;
 	ci->type = type;
 	ci->ino = ino;
 	err = fscrypt_keyring_derive(kr, ctx, type, fs_uuid ? fs_uuid : zero_uuid, ci, why,
 				     whylen);
 	if (err) {
-		fscrypt_secure_free(ci, alloc);
+		fscrypt_pool_free(pool, ci);
 		return err;
 	}
 	if (ctx->version == 2 && ctx->log2_data_unit_size)
@@ -90,7 +90,7 @@ int fscrypt_inode_info_new(struct fscrypt_keyring *kr, const struct fscrypt_cont
 void fscrypt_inode_info_free(struct fscrypt_inode_info *ci)
 {
 	if (ci)
-		fscrypt_secure_free(ci, ci->alloc_size);
+		fscrypt_pool_free(ci->pool, ci);
 }
 
 const struct fscrypt_context *fscrypt_inode_context(const struct fscrypt_inode_info *ci)

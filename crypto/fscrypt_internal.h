@@ -41,12 +41,22 @@ struct fscrypt_inode_info {
 	bool has_dirhash_key;
 	uint8_t dirhash_key[16];	/* SipHash key, v2 directories */
 	struct fscrypt_prepared_key key;
-	size_t alloc_size;
+	struct fscrypt_pool *pool;	/* the slot's owner */
 };
 
+/* fscrypt_mem.c: locked, non-dumpable slots for key objects */
+#define FSCRYPT_SLOT_SIZE 2048
+_Static_assert(sizeof(struct fscrypt_inode_info) <= FSCRYPT_SLOT_SIZE, "slot size");
+struct fscrypt_pool;
+struct fscrypt_pool *fscrypt_pool_new(void);
+/* A zeroed slot, or NULL; each live slot holds a reference on the pool. */
+void *fscrypt_pool_alloc(struct fscrypt_pool *p);
+/* Wipe and release a slot. */
+void fscrypt_pool_free(struct fscrypt_pool *p, void *slot);
+/* Drop the creator's reference; the pool goes with its last slot. */
+void fscrypt_pool_put(struct fscrypt_pool *p);
+
 /* fscrypt_ossl.c: OpenSSL plumbing, each returns 0 or -errno */
-void *fscrypt_secure_alloc(size_t size, size_t *alloc_size);
-void fscrypt_secure_free(void *p, size_t alloc_size);
 int fscrypt_hkdf_extract(const uint8_t *ikm, size_t len, uint8_t prk[FSCRYPT_PRK_LEN]);
 int fscrypt_hkdf_expand(const uint8_t prk[FSCRYPT_PRK_LEN], uint8_t context,
 			const uint8_t *info, size_t infolen, uint8_t *okm, size_t okmlen);
@@ -65,6 +75,7 @@ int fscrypt_evp_crypt_units(const char *name, const uint8_t *key,
 void fscrypt_cleanse(void *p, size_t len);
 
 /* fscrypt_keyring.c */
+struct fscrypt_pool *fscrypt_keyring_pool(struct fscrypt_keyring *kr);
 int fscrypt_keyring_derive(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx,
 			   enum fscrypt_file_type type, const uint8_t fs_uuid[16],
 			   struct fscrypt_inode_info *ci, char *why, size_t whylen);

@@ -25,13 +25,19 @@ struct mkey {
 	size_t rawlen;
 	uint8_t raw[FSCRYPT_MAX_MASTER_KEY];		/* v1 only */
 	uint8_t prk[FSCRYPT_PRK_LEN];			/* v2 only */
-	size_t alloc;
 };
+_Static_assert(sizeof(struct mkey) <= FSCRYPT_SLOT_SIZE, "slot size");
 
 struct fscrypt_keyring {
 	pthread_mutex_t lock;
 	struct mkey *head;
+	struct fscrypt_pool *pool;
 };
+
+struct fscrypt_pool *fscrypt_keyring_pool(struct fscrypt_keyring *kr)
+{
+	return kr->pool;
+}
 
 static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *why, size_t len, const char *fmt, ...)
@@ -51,7 +57,9 @@ int fscrypt_keyring_new(struct fscrypt_keyring **out)
 
 	if (!kr)
 		return -ENOMEM;
-	if (pthread_mutex_init(&kr->lock, NULL)) {
+	kr->pool = fscrypt_pool_new();
+	if (!kr->pool || pthread_mutex_init(&kr->lock, NULL)) {
+		fscrypt_pool_put(kr->pool);
 		free(kr);
 		return -ENOMEM;
 	}
@@ -67,9 +75,10 @@ void fscrypt_keyring_free(struct fscrypt_keyring *kr)
 		return;
 	for (k = kr->head; k; k = n) {
 		n = k->next;
-		fscrypt_secure_free(k, k->alloc);
+		fscrypt_pool_free(kr->pool, k);
 	}
 	pthread_mutex_destroy(&kr->lock);
+	fscrypt_pool_put(kr->pool);
 	free(kr);
 }
 
@@ -83,16 +92,9 @@ static struct mkey *find(struct fscrypt_keyring *kr, int version, const uint8_t 
 	return NULL;
 }
 
-static struct mkey *mkey_alloc(void)
+static struct mkey *mkey_alloc(struct fscrypt_keyring *kr)
 {
-	size_t alloc;
-	struct mkey *k = fscrypt_secure_alloc(sizeof(*k), &alloc);
-
-	if (k) {
-		memset(k, 0, sizeof(*k));
-		k->alloc = alloc;
-	}
-	return k;
+	return fscrypt_pool_alloc(kr->pool);
 }
 
 int fscrypt_key_identifier(const void *raw, size_t len, uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN])
@@ -118,7 +120,7 @@ int fscrypt_keyring_add_v2(struct fscrypt_keyring *kr, const void *raw, size_t l
 
 	if (!raw || len < FSCRYPT_MIN_MASTER_KEY || len > FSCRYPT_MAX_MASTER_KEY)
 		return -EINVAL;
-	k = mkey_alloc();
+	k = mkey_alloc(kr);
 	if (!k)
 		return -ENOMEM;
 	k->version = 2;
@@ -128,7 +130,7 @@ int fscrypt_keyring_add_v2(struct fscrypt_keyring *kr, const void *raw, size_t l
 		err = fscrypt_hkdf_expand(k->prk, HKDF_CTX_KEY_IDENTIFIER, NULL, 0, k->spec,
 					  FSCRYPT_KEY_IDENTIFIER_LEN);
 	if (err) {
-		fscrypt_secure_free(k, k->alloc);
+		fscrypt_pool_free(kr->pool, k);
 		return err;
 	}
 	memcpy(id, k->spec, FSCRYPT_KEY_IDENTIFIER_LEN);
@@ -136,7 +138,7 @@ int fscrypt_keyring_add_v2(struct fscrypt_keyring *kr, const void *raw, size_t l
 	if (find(kr, 2, k->spec)) {
 		/* same identifier means same key (up to an HKDF collision) */
 		pthread_mutex_unlock(&kr->lock);
-		fscrypt_secure_free(k, k->alloc);
+		fscrypt_pool_free(kr->pool, k);
 		return 0;
 	}
 	k->next = kr->head;
@@ -153,7 +155,7 @@ int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 
 	if (!raw || len < FSCRYPT_MIN_MASTER_KEY || len > FSCRYPT_MAX_MASTER_KEY)
 		return -EINVAL;
-	k = mkey_alloc();
+	k = mkey_alloc(kr);
 	if (!k)
 		return -ENOMEM;
 	k->version = 1;
@@ -165,9 +167,9 @@ int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 	if (old) {
 		/* a v1 descriptor names whatever key was given last */
 		k->next = old->next;
-		memcpy(old, k, offsetof(struct mkey, alloc));
+		memcpy(old, k, sizeof(*k));
 		pthread_mutex_unlock(&kr->lock);
-		fscrypt_secure_free(k, k->alloc);
+		fscrypt_pool_free(kr->pool, k);
 		return 0;
 	}
 	k->next = kr->head;
@@ -187,7 +189,7 @@ int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_
 		if (k->version == version && !memcmp(k->spec, spec, n)) {
 			*pp = k->next;
 			pthread_mutex_unlock(&kr->lock);
-			fscrypt_secure_free(k, k->alloc);
+			fscrypt_pool_free(kr->pool, k);
 			return 0;
 		}
 	}

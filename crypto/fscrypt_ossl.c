@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * OpenSSL (libcrypto 3 EVP) plumbing for fscrypt: algorithm fetches done
- * once, HKDF-SHA512, SipHash-2-4, SHA-256, AES-ECB/XTS/CBC/CBC-CTS, and
- * locked, non-dumpable memory for keys.
+ * once, HKDF-SHA512, SipHash-2-4, SHA-256, AES-ECB/XTS/CBC/CBC-CTS.
  *
  * EVP contexts are not shareable between threads, so each call makes its
  * own from the fetched (immutable, shareable) algorithm objects.
@@ -12,8 +11,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -57,37 +54,6 @@ static int alg_init(void)
 void fscrypt_cleanse(void *p, size_t len)
 {
 	OPENSSL_cleanse(p, len);
-}
-
-/*
- * Key memory: whole pages, locked so they do not reach swap and excluded
- * from core dumps.  Locking is best effort (RLIMIT_MEMLOCK may be small).
- */
-void *fscrypt_secure_alloc(size_t size, size_t *alloc_size)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	size_t psz = pg > 0 ? (size_t)pg : 4096;
-	size_t n = (size + psz - 1) / psz * psz;
-	void *p;
-
-	p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	(void)mlock(p, n);
-#ifdef MADV_DONTDUMP
-	(void)madvise(p, n, MADV_DONTDUMP);
-#endif
-	*alloc_size = n;
-	return p;
-}
-
-void fscrypt_secure_free(void *p, size_t alloc_size)
-{
-	if (!p)
-		return;
-	OPENSSL_cleanse(p, alloc_size);
-	(void)munlock(p, alloc_size);
-	munmap(p, alloc_size);
 }
 
 static int hkdf(int mode, const uint8_t *key, size_t keylen, const uint8_t *salt,

@@ -382,6 +382,30 @@ static void test_keys_and_duns(void)
 	ci = NULL;
 	CHECK(fscrypt_inode_info_new(empty, &c, FSCRYPT_FT_REG, 6, uuid, &ci, why, sizeof(why)) ==
 	      -ENOKEY, "removed: ENOKEY");
+	/* many live infos (more than one key arena), and infos outliving the keyring */
+	{
+		enum { N = 3000 };
+		static struct fscrypt_inode_info *many[N];
+		uint8_t a[4096] = { 1 }, b[4096] = { 1 };
+		int ok = 1;
+
+		CHECK(fscrypt_keyring_add_v2(empty, master, 64, id) == 0, "add");
+		for (int i = 0; i < N && ok; i++)
+			ok = fscrypt_inode_info_new(empty, &c, FSCRYPT_FT_REG, (uint32_t)i + 1, uuid,
+						    &many[i], NULL, 0) == 0;
+		CHECK(ok, "%d inode infos", N);
+		for (int i = 0; i < N; i += 2) {
+			fscrypt_inode_info_free(many[i]);
+			many[i] = NULL;
+		}
+		fscrypt_keyring_free(empty);
+		empty = NULL;
+		CHECK(fscrypt_decrypt_blocks(many[1], 0, a, 1) == 0, "decrypt after keyring free");
+		CHECK(fscrypt_decrypt_blocks(many[N - 1], 0, b, 1) == 0 && !memcmp(a, b, sizeof(a)),
+		      "same key, same result");
+		for (int i = 1; i < N; i += 2)
+			fscrypt_inode_info_free(many[i]);
+	}
 	fscrypt_keyring_free(empty);
 
 	/* SM4: a valid v2 policy this build cannot run */
