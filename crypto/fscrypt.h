@@ -146,11 +146,12 @@ const struct fscrypt_context *fscrypt_inode_context(const struct fscrypt_inode_i
 /* ------------------------------------------------------------ contents */
 
 /*
- * Data unit number of the first data unit of logical block lblk, with
- * index = lblk << (12 - log2_data_unit_size): index (default, DIRECT_KEY),
- * ino << 32 | index (IV_INO_LBLK_64), or (u32)(hash(ino) + index)
- * (IV_INO_LBLK_32, whole-block units only).  The nonce of a DIRECT_KEY
- * file is part of its contents key, so a DUN alone names the IV.
+ * DUN of logical block lblk: lblk (default, DIRECT_KEY), ino << 32 | lblk
+ * (IV_INO_LBLK_64), or (u32)(hash(ino) + lblk) (IV_INO_LBLK_32).
+ * Consecutive blocks have consecutive DUNs (IV_INO_LBLK_32 wraps, see
+ * fscrypt_limit_io_blocks).  The nonce of a DIRECT_KEY file is part of its
+ * contents key, so a DUN alone names the IV.  With data units smaller than
+ * the block, the key maps a block's DUN to the kernel's unit indices.
  */
 uint64_t fscrypt_dun(const struct fscrypt_inode_info *ci, uint64_t lblk);
 /*
@@ -166,11 +167,9 @@ uint64_t fscrypt_limit_io_blocks(const struct fscrypt_inode_info *ci, uint64_t l
  */
 const void *fscrypt_contents_key(const struct fscrypt_inode_info *ci);
 /*
- * Crypt nr_units 4096-byte blocks starting with DUN dun (= fscrypt_dun()
- * of the first block).  With whole-block data units, block i uses DUN
- * dun + i (for IV_INO_LBLK_32 it must not pass 2^32 - 1, see
- * fscrypt_limit_io_blocks); with smaller units the DUNs of all units in
- * the request simply continue.  Decrypt is in place; encrypt may be in
+ * Crypt nr_units 4096-byte blocks, block i with DUN dun + i (dun from
+ * fscrypt_dun(); for IV_INO_LBLK_32 a request must not pass DUN 2^32 - 1,
+ * see fscrypt_limit_io_blocks).  Decrypt is in place; encrypt may be in
  * place (in == out).  Shapes match core's struct f2fs_crypt_ops.
  */
 int fscrypt_decrypt_units(const void *key, uint64_t dun, void *buf, size_t nr_units);

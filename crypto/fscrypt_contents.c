@@ -83,6 +83,7 @@ int fscrypt_inode_info_new(struct fscrypt_keyring *kr, const struct fscrypt_cont
 	}
 	if (ctx->version == 2 && ctx->log2_data_unit_size)
 		ci->key.du_bits = ctx->log2_data_unit_size;
+	ci->key.ino_in_dun = (ctx->flags & FSCRYPT_F_IV_INO_LBLK_64) != 0;
 	*out = ci;
 	return 0;
 }
@@ -100,14 +101,28 @@ const struct fscrypt_context *fscrypt_inode_context(const struct fscrypt_inode_i
 
 uint64_t fscrypt_dun(const struct fscrypt_inode_info *ci, uint64_t lblk)
 {
-	/* index of the block's first data unit */
-	uint64_t index = lblk << (12 - ci->key.du_bits);
-
 	if (ci->ctx.flags & FSCRYPT_F_IV_INO_LBLK_64)
-		return (uint64_t)ci->ino << 32 | (uint32_t)index;
+		return (uint64_t)ci->ino << 32 | (uint32_t)lblk;
 	if (ci->ctx.flags & FSCRYPT_F_IV_INO_LBLK_32)
-		return (uint32_t)(ci->hashed_ino + (uint32_t)index);
-	return index;
+		return (uint32_t)(ci->hashed_ino + (uint32_t)lblk);
+	return lblk;
+}
+
+/*
+ * Index of data unit j of the block with DUN bdun, for data units smaller
+ * than the block: the kernel numbers units (lblk << (12 - du_bits)) + j and
+ * only then adds the inode number (IV_INO_LBLK_64; IV_INO_LBLK_32 allows
+ * whole-block units only).
+ */
+static uint64_t unit_index(const struct fscrypt_prepared_key *k, uint64_t bdun, unsigned j)
+{
+	const unsigned s = 12u - k->du_bits;
+
+	if (!s)
+		return bdun;
+	if (k->ino_in_dun)
+		return (bdun & 0xffffffff00000000ULL) | (uint32_t)(((uint32_t)bdun << s) + j);
+	return (bdun << s) + j;
 }
 
 uint64_t fscrypt_limit_io_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk,
@@ -168,13 +183,14 @@ struct iv_arg {
 static void xts_iv(const void *arg, size_t i, uint8_t iv[32])
 {
 	const struct iv_arg *a = arg;
+	const size_t upb = FSCRYPT_BLOCK_SIZE >> a->k->du_bits;
 
-	fscrypt_make_iv(a->k, a->dun + i, iv);
+	fscrypt_make_iv(a->k, unit_index(a->k, a->dun + i / upb, (unsigned)(i % upb)), iv);
 }
 
 /*
- * nr blocks of 4096 bytes; each holds 4096 >> du_bits data units whose
- * indices continue from dun (kernel: index = lblk << (12 - du_bits) + j).
+ * nr blocks of 4096 bytes, block i with DUN dun + i; each holds
+ * 4096 >> du_bits data units (see unit_index).
  */
 static int crypt_units(const struct fscrypt_prepared_key *k, uint64_t dun, const uint8_t *in,
 		       uint8_t *out, size_t nr, int enc)
@@ -193,7 +209,10 @@ static int crypt_units(const struct fscrypt_prepared_key *k, uint64_t dun, const
 					       units, enc);
 	}
 	for (size_t i = 0; i < units; i++) {
-		err = crypt_unit(k, dun + i, in + i * du, out + i * du, enc);
+		size_t upb = FSCRYPT_BLOCK_SIZE / du;
+
+		err = crypt_unit(k, unit_index(k, dun + i / upb, (unsigned)(i % upb)), in + i * du,
+				 out + i * du, enc);
 		if (err)
 			return err;
 	}

@@ -25,6 +25,7 @@ struct fscrypt_prepared_key {
 	uint8_t mode;
 	uint8_t keysize;
 	uint8_t du_bits;		/* log2 of the data unit size, 9..12 */
+	bool ino_in_dun;		/* IV_INO_LBLK_64: ino in DUN bits 32..63 */
 	bool direct;			/* IV = le64 DUN || nonce */
 	uint8_t nonce[FSCRYPT_NONCE_LEN];
 	uint8_t raw[64];		/* XTS, CBC, CTS keys */

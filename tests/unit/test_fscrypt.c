@@ -431,8 +431,8 @@ static void test_keys_and_duns(void)
 		CHECK(fscrypt_context_parse(raw, 40, &c) == 0, "du 512");
 		CHECK(fscrypt_inode_info_new(kr, &c, FSCRYPT_FT_REG, 5, uuid, &ci, why,
 					     sizeof(why)) == 0, "512-byte data units");
-		/* 8 units per block: block 3 starts at unit 24 */
-		CHECK(ci && fscrypt_dun(ci, 3) == 24, "sub-block DUN");
+		/* DUNs count blocks; the key numbers the 8 units inside each */
+		CHECK(ci && fscrypt_dun(ci, 3) == 3, "sub-block DUN");
 		fscrypt_inode_info_free(ci);
 		ci = NULL;
 	}

@@ -95,6 +95,13 @@ static void test_contents(void)
 				snprintf(hex + 2 * i, 3, "%02x", d[i]);
 			CHECK(!strcmp(hex, o->sha256), "%s: ciphertext differs from fscrypt-crypt-util",
 			      o->desc);
+			/* the device layer's way: one call per block, DUN + 1 each */
+			for (unsigned b = 0; b < o->units; b++)
+				CHECK(fscrypt_decrypt_units(fscrypt_contents_key(ci),
+							    fscrypt_dun(ci, o->lblk) + b,
+							    ct + (size_t)b * 4096, 1) == 0, "units");
+			CHECK(!memcmp(ct, pt, o->units * 4096), "%s: round trip by DUN", o->desc);
+			CHECK(fscrypt_encrypt_blocks(ci, o->lblk, pt, ct, o->units) == 0, "encrypt");
 			CHECK(fscrypt_decrypt_blocks(ci, o->lblk, ct, o->units) == 0, "decrypt");
 			CHECK(!memcmp(ct, pt, o->units * 4096), "%s: round trip", o->desc);
 		}
