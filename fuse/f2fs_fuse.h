@@ -24,8 +24,8 @@
  */
 #define F2FS_FUSE_TIMEOUT 3600.0
 
-/* Largest read request we ask the kernel for. */
-#define F2FS_FUSE_MAX_READ (1u << 20)
+/* Read-ahead we ask the kernel for (it may allow less). */
+#define F2FS_FUSE_READAHEAD (1u << 20)
 
 struct f2fs_fuse {
 	struct f2fs_sb *sb;

@@ -76,7 +76,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	fs->posix_acl = (conn->want & FUSE_CAP_POSIX_ACL) != 0;
 
 	/* The kernel caps this at its own read-ahead window. */
-	conn->max_readahead = F2FS_FUSE_MAX_READ;
+	conn->max_readahead = F2FS_FUSE_READAHEAD;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
