@@ -139,3 +139,35 @@ def test_generated_symlinks_resolve(mount, images, trees):
             sorted(os.listdir(os.path.join(root, "deep")))
         with pytest.raises(FileNotFoundError):
             os.stat(os.path.join(m.path, "links", "dangling-abs"))
+
+
+# Other mkfs features the driver must read through (sload fills them all):
+# feature string -> does mkfs create lost+found
+FEATURES = {
+    "encrypt": False,
+    "quota": False,
+    "extra_attr,project_quota": False,
+    "extra_attr,verity": False,
+    "extra_attr,compression": False,
+    "lost_found": True,
+    EXTRA + ",encrypt,quota,project_quota,verity,compression,lost_found": True,
+}
+
+
+@pytest.mark.parametrize("features", sorted(FEATURES))
+def test_generated_feature_variants(mount, trees, tmp_path, features):
+    profile = "small-extra" if "extra_attr" in features else "small"
+    root, expected = trees(profile)
+    exp = M.Manifest({p: dict(e) for p, e in expected.entries.items()})
+    if FEATURES[features]:
+        # made by mkfs: root-owned, 0700, empty
+        exp.entries["lost+found"] = {
+            "type": "d", "mode": "0700", "uid": "0", "gid": "0", "size": "*", "nlink": "2",
+            "mtime": "*", "content": "-", "xattrs": "-"}
+        exp.entries["."]["nlink"] = str(int(exp["."]["nlink"]) + 1)
+    img = fsutil.make_image(tmp_path / "f.img", root, 256 << 20, features)
+    with mount(img) as m:
+        w = M.walk(m.path)
+    assert w.errors == [], w.errors
+    diffs = M.compare(exp, w.manifest)
+    assert diffs == [], M.report(diffs)
