@@ -196,6 +196,8 @@ int fscrypt_fname_encrypt(const struct fscrypt_inode_info *dir, const void *name
 /*
  * Decrypt a dentry name (16..255 bytes); returns the plaintext length
  * (trailing NULs stripped).  out needs len bytes.  -EUCLEAN if len < 16.
+ * As in the kernel the result is not checked: on a corrupt image it can be
+ * empty or contain '/'.
  */
 int fscrypt_fname_decrypt(const struct fscrypt_inode_info *dir, const void *ct, size_t len,
 			  void *out, size_t outlen);
