@@ -264,9 +264,12 @@ static char img_path[64];
 static void open_fixture(void)
 {
 	const char *env = getenv("F2FS_CRYPT_IMG");
-	const char *zst = "/work/shared/fixtures/crypt.img.zst";
-	char zstd[256];
+	const char *dir = getenv("F2FS_FIXTURES");
+	char zst[512], zstd[256];
 	int fd;
+
+	/* F2FS_FIXTURES as for the other tests; F2FS_CRYPT_IMG: a decompressed copy */
+	snprintf(zst, sizeof(zst), "%s/crypt.img.zst", dir ? dir : "/work/shared/fixtures");
 
 	if (env) {
 		img_fd = open(env, O_RDONLY);
