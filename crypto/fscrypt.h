@@ -120,6 +120,8 @@ int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_t *spec);
 /* Is the key named by this context present? */
 bool fscrypt_keyring_has_key(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx);
+/* Is a key with this descriptor (version 1, 8 bytes) or identifier (2, 16) present? */
+bool fscrypt_keyring_lookup(struct fscrypt_keyring *kr, int version, const uint8_t *spec);
 /* Identifier of a v2 master key, without a keyring. */
 int fscrypt_key_identifier(const void *raw, size_t len, uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN]);
 

@@ -197,14 +197,19 @@ int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_
 	return -ENOKEY;
 }
 
-bool fscrypt_keyring_has_key(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx)
+bool fscrypt_keyring_lookup(struct fscrypt_keyring *kr, int version, const uint8_t *spec)
 {
 	bool r;
 
 	pthread_mutex_lock(&kr->lock);
-	r = find(kr, ctx->version, ctx->key_spec) != NULL;
+	r = find(kr, version, spec) != NULL;
 	pthread_mutex_unlock(&kr->lock);
 	return r;
+}
+
+bool fscrypt_keyring_has_key(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx)
+{
+	return fscrypt_keyring_lookup(kr, ctx->version, ctx->key_spec);
 }
 
 /* v2: derive the mode key (per-file, DIRECT_KEY or IV_INO_LBLK_*) */

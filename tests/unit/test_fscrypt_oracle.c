@@ -153,6 +153,8 @@ int main(void)
 	CHECK(fscrypt_keyring_add_v2(kr, master, sizeof(master), id) == 0, "add v2");
 	CHECK(!memcmp(id, want, 16), "identifier");
 	CHECK(fscrypt_keyring_add_v1(kr, desc, master, sizeof(master)) == 0, "add v1");
+	CHECK(fscrypt_keyring_lookup(kr, 1, desc) && fscrypt_keyring_lookup(kr, 2, id) &&
+	      !fscrypt_keyring_lookup(kr, 1, id), "lookup by descriptor and identifier");
 	test_contents();
 	test_names();
 	/* a v1 key under another descriptor is not found */
