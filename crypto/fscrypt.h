@@ -210,7 +210,8 @@ int fscrypt_fname_siphash(const struct fscrypt_inode_info *dir, const void *name
 /*
  * Symlink targets: disk holds struct fscrypt_symlink_data { le16 len;
  * ciphertext }, encrypted with the symlink inode's own key.  Decrypt
- * returns the target length; encrypt returns the bytes written to disk.
+ * returns the target length (out needs the ciphertext length; -EUCLEAN for
+ * a bad length or an empty target); encrypt returns the bytes written.
  */
 int fscrypt_symlink_decrypt(const struct fscrypt_inode_info *lnk, const void *disk,
 			    size_t disklen, char *out, size_t outlen);

@@ -106,6 +106,7 @@ int fscrypt_symlink_decrypt(const struct fscrypt_inode_info *lnk, const void *di
 {
 	const uint8_t *d = disk;
 	size_t clen;
+	int n;
 
 	if (lnk->type != FSCRYPT_FT_LNK)
 		return -EINVAL;
@@ -114,7 +115,9 @@ int fscrypt_symlink_decrypt(const struct fscrypt_inode_info *lnk, const void *di
 	clen = (size_t)d[0] | (size_t)d[1] << 8;
 	if (clen == 0 || clen + 2 > disklen || clen > SYMLINK_MAX_CT)
 		return -EUCLEAN;
-	return decrypt_msg(lnk, d + 2, clen, out, outlen);
+	n = decrypt_msg(lnk, d + 2, clen, out, outlen);
+	/* an empty target is corruption (kernel fscrypt_get_symlink) */
+	return n == 0 ? -EUCLEAN : n;
 }
 
 int fscrypt_symlink_encrypt(const struct fscrypt_inode_info *lnk, const char *target,

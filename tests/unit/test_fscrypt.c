@@ -247,6 +247,16 @@ static void test_names(const struct fx_dir *fd)
 			CHECK(tl == (int)strlen(fd->symlink.target) &&
 			      !memcmp(tgt, fd->symlink.target, (size_t)tl),
 			      "%s: symlink target %d", fd->path, tl);
+			{
+				uint8_t bad[4];
+
+				memcpy(bad, disk, 2);
+				CHECK(fscrypt_symlink_decrypt(lnk, bad, 2, tgt, sizeof(tgt)) == -EUCLEAN,
+				      "truncated symlink");
+				bad[0] = bad[1] = 0;
+				CHECK(fscrypt_symlink_decrypt(lnk, bad, 4, tgt, sizeof(tgt)) == -EUCLEAN,
+				      "zero-length symlink");
+			}
 			el = fscrypt_symlink_encrypt(lnk, fd->symlink.target,
 						     strlen(fd->symlink.target), again, sizeof(again));
 			CHECK(el == (int)dl && !memcmp(again, disk, dl), "%s: symlink re-encrypt",
