@@ -113,7 +113,8 @@ int fscrypt_symlink_decrypt(const struct fscrypt_inode_info *lnk, const void *di
 	if (disklen < 2)
 		return -EUCLEAN;
 	clen = (size_t)d[0] | (size_t)d[1] << 8;
-	if (clen == 0 || clen + 2 > disklen || clen > SYMLINK_MAX_CT)
+	/* the kernel's read side allows a whole block, its write side one less */
+	if (clen == 0 || clen + 2 > disklen || clen + 2 > FSCRYPT_BLOCK_SIZE)
 		return -EUCLEAN;
 	n = decrypt_msg(lnk, d + 2, clen, out, outlen);
 	/* an empty target is corruption (kernel fscrypt_get_symlink) */
