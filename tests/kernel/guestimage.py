@@ -47,7 +47,11 @@ WANTED_MODULES = [
 GUEST_PROGRAMS = ["/usr/bin/python3"]
 BUSYBOX = "/bin/busybox"
 GUEST_PYTHON_IMPORTS = ["os", "sys", "stat", "errno", "hashlib", "struct", "time",
-                        "random", "json", "traceback"]
+                        "random", "json", "traceback", "socket", "runpy"]
+
+
+class Unavailable(RuntimeError):
+    """Something the guest is made of is not installed (a kernel, busybox)."""
 
 
 def cache_dir():
@@ -76,7 +80,7 @@ def pick_kernel():
     if want:
         ks = [k for k in ks if k[0] == want]
     if not ks:
-        raise RuntimeError("no /boot/vmlinuz-* with /lib/modules/VERSION/modules.dep "
+        raise Unavailable("no /boot/vmlinuz-* with /lib/modules/VERSION/modules.dep "
                            "(install linux-image-amd64)%s" % (
                                " matching KERNEL_TEST_KVER=%s" % want if want else ""))
     return ks[0]
@@ -425,6 +429,9 @@ def build(force=False, log=print):
     """Build (or reuse) the cache.  Returns its info dict:
     kernel (path qemu boots), kver, pvh (bool), initramfs, cache."""
     kver, vmlinuz = pick_kernel()
+    for prog in [BUSYBOX] + GUEST_PROGRAMS:
+        if not os.access(prog, os.X_OK):
+            raise Unavailable("%s is missing (run tests/kernel/setup.sh)" % prog)
     cache = cache_dir()
     os.makedirs(cache, exist_ok=True)
     info_path = os.path.join(cache, "guest.json")

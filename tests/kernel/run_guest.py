@@ -147,7 +147,7 @@ def guest_info(build=True):
             return guestimage.build(log=lambda s: print(s, file=sys.stderr))
         with open(os.path.join(guestimage.cache_dir(), "guest.json")) as f:
             return json.load(f)
-    except (RuntimeError, OSError) as e:
+    except guestimage.Unavailable as e:
         raise GuestUnavailable(str(e))
 
 
@@ -205,6 +205,7 @@ def default_lib_files():
     """The python modules every guest gets under /ktest/run/lib."""
     out = {}
     for src in (os.path.join(HERE, "guest", "ktest_guest.py"),
+                os.path.join(HERE, "guest", "ktest.sh"),
                 os.path.join(INTEGRATION, "manifest.py")):
         with open(src, "rb") as f:
             out["lib/" + os.path.basename(src)] = f.read()

@@ -1,25 +1,549 @@
 """Guest-side helpers, run by the guest's python3 as `python3 -m ktest_guest CMD`.
 
-    manifest DIR [--no-content] [--no-xattrs]   print DIR's manifest (manifest.py format)
+    manifest DIR [--no-content] [--no-xattrs]
+        print DIR's manifest (the integration suite's manifest.py format)
+    populate DIR [--seed N] [--big]
+        build the reference tree in DIR through the mounted filesystem
+    more DIR [--seed N]
+        a second round of changes on a tree (any tree): appends, overwrites,
+        truncates, new and removed entries, renames, hard links, xattr
+        changes, chmod/chown/utime; works on what it finds
+    fsinfo DIR
+        statvfs of DIR as key=value lines
+
+Only the standard library; the guest ships a minimal one (see guestimage.py).
+Every step is deterministic for a given seed, so a failing tree can be made
+again on the host side from the same numbers.
 """
 
+import errno
+import hashlib
+import os
+import random
+import socket
+import stat
+import struct
 import sys
+import time
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+# Seconds since the epoch used for mtimes: 0, negative, the 32-bit edges, 2100.
+MTIMES = (0, -1, -86400 * 365 * 30, 1, 2 ** 31 - 1, 2 ** 31, 4102444800, 1700000000)
+OWNERS = ((0, 0), (1000, 1000), (65534, 65534), (65535, 1), (123456789, 987654321),
+          (4294967294, 7))
+MODES = (0o000, 0o644, 0o600, 0o755, 0o777, 0o4755, 0o2755, 0o1777, 0o7777, 0o6711,
+         0o444, 0o111)
+ODD_NAMES = ("with space", " lead", "trail ", "tab\there", "new\nline", "back\\slash",
+             "ctl\x01\x7f", "semi;colon=eq", "ünïcødé-日本語-😀", "-dash", "...", "..x",
+             "x" * 255, "é" * 127)
+
+ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = (
+    0x01, 0x02, 0x04, 0x08, 0x10, 0x20)
+ACL_UNDEFINED = 0xFFFFFFFF
+
+
+def posix_acl(entries):
+    """The system.posix_acl_* xattr value (version 2) for [(tag, perm, id)]."""
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i) for t, p, i in entries)
+
+
+def _data(rng, size):
+    """`size` bytes mixing random runs, text-like runs and zero runs."""
+    out = bytearray()
+    while len(out) < size:
+        n = min(size - len(out), rng.choice((1, 17, 512, 4096, 4096 * 3 + 5, 65536)))
+        k = rng.randrange(3)
+        if k == 0:
+            out += rng.randbytes(n)
+        elif k == 1:
+            out += (b"line %d of the f2fs kernel test\n" % len(out)) * (n // 32 + 1)
+        else:
+            out += bytes(n)
+    return bytes(out[:size])
+
+
+def write_file(path, data, mode=0o644):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        mv = memoryview(data)
+        while mv:
+            n = os.write(fd, mv[:MiB])
+            mv = mv[n:]
+    finally:
+        os.close(fd)
+
+
+def write_at(path, chunks, size=None, mode=0o644):
+    """Write {offset: bytes} into a (sparse) file, then set its size."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, mode)
+    try:
+        for off, data in sorted(chunks.items()):
+            os.pwrite(fd, data, off)
+        if size is not None:
+            os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
+class Tree:
+    def __init__(self, root, seed):
+        self.root = root
+        self.rng = random.Random(seed)
+        self.times = []           # (path, mtime_ns) applied at the end, deepest first
+        self.count = 0
+        self.t0 = self.t1 = time.monotonic()
+        self.timing = os.environ.get("KTEST_TIMING")
+
+    def section(self, name):
+        """Note the time the previous section took (on stderr with KTEST_TIMING set)."""
+        now = time.monotonic()
+        if self.timing:
+            print("populate: %-10s %6.2fs" % (name, now - self.t1), file=sys.stderr)
+        self.t1 = now
+
+    def p(self, *parts):
+        return os.path.join(self.root, *parts)
+
+    def mkdir(self, *parts, mode=0o755):
+        path = self.p(*parts)
+        os.mkdir(path, mode)
+        os.chmod(path, mode)
+        self.count += 1
+        return path
+
+    def file(self, *parts, size=0, data=None, mode=0o644):
+        path = self.p(*parts)
+        write_file(path, _data(self.rng, size) if data is None else data, mode)
+        if mode != 0o644:
+            os.chmod(path, mode)
+        self.count += 1
+        return path
+
+    def stamp(self, path, sec, nsec=None):
+        if nsec is None:
+            nsec = self.rng.randrange(10 ** 9)
+        self.times.append((path, sec * 10 ** 9 + nsec))
+
+    def apply_times(self):
+        # children before parents: creating a child changes the parent's mtime
+        for path, ns in sorted(self.times, key=lambda t: -t[0].count("/")):
+            os.utime(path, ns=(ns, ns), follow_symlinks=False)
+
+
+def populate(root, seed=1, big=False):
+    t = Tree(root, seed)
+    rng = t.rng
+
+    # regular files around the inline-data limits and block edges
+    t.mkdir("sizes")
+    sizes = sorted({0, 1, 2, 100, 511, 512, 3400, 3451, 3452, 3453, 3487, 3488, 3489,
+                    4095, 4096, 4097, 8192, 8193, 12289, 65536, 65537, 200001})
+    for s in sizes:
+        t.file("sizes", "s%06d" % s, size=s)
+    t.section("sizes")
+    # large files: the inode's direct pointers end near 3.6 MiB, the two
+    # direct nodes near 11.3 MiB, indirect nodes go on from there
+    t.mkdir("large")
+    for s in (MiB, 3 * MiB + 4097, 4 * MiB - 1, 12 * MiB + 333) + ((40 * MiB + 1,) if big else ()):
+        t.file("large", "l%d" % s, size=s)
+
+    t.section("large")
+    # sparse files, fallocated ones, all-hole ones, grown and shrunk ones
+    t.mkdir("sparse")
+    blk = lambda n: _data(rng, n)  # noqa: E731
+    write_at(t.p("sparse", "holes"), {0: blk(4096), MiB + 10: blk(5000),
+                                      6 * MiB: blk(70000), 40 * MiB: blk(4096)},
+             size=40 * MiB + 8192)
+    write_at(t.p("sparse", "far"), {4 * GiB: blk(8192), 8 * GiB + 100 * MiB: blk(3000)},
+             size=8 * GiB + 100 * MiB + 77881)
+    write_at(t.p("sparse", "all-hole"), {}, size=10 * MiB + 3)
+    write_at(t.p("sparse", "tail-hole"), {0: blk(9000)}, size=2 * MiB)
+    write_at(t.p("sparse", "shrunk"), {0: blk(3 * MiB)}, size=MiB + 1234)
+    write_at(t.p("sparse", "inline-grown"), {0: blk(100)})
+    write_at(t.p("sparse", "inline-grown"), {100: blk(9000)})
+    write_at(t.p("sparse", "overwritten"), {0: blk(300000)})
+    write_at(t.p("sparse", "overwritten"), {4000: blk(10000), 200000: blk(50)})
+    fd = os.open(t.p("sparse", "fallocated"), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.posix_fallocate(fd, 0, 2 * MiB)
+    os.pwrite(fd, blk(5000), 4096 * 10)
+    os.close(fd)
+    fd = os.open(t.p("sparse", "fallocated-only"), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.posix_fallocate(fd, 0, 300000)
+    os.close(fd)
+    t.count += 9
+
+    t.section("sparse")
+    # directories: many entries (multi-level hash), holes from deletions,
+    # inline dentry dirs, one that outgrew inline and shrank back, nesting
+    t.mkdir("bigdir")
+    for i in range(2000):
+        t.file("bigdir", "entry-%05d-%s" % (i, "y" * (i % 40)))
+    t.section("bigdir")
+    t.mkdir("holey")
+    for i in range(600):
+        t.file("holey", "h%04d" % i, size=i % 7)
+    for i in range(0, 600, 3):
+        os.unlink(t.p("holey", "h%04d" % i))
+    t.section("holey")
+    t.mkdir("smalldir")
+    for i in range(5):
+        t.file("smalldir", "f%d" % i, size=10 * i)
+    t.mkdir("shrunkdir")
+    for i in range(300):
+        t.file("shrunkdir", "tmp-%03d" % i)
+    for i in range(300):
+        if i % 50:
+            os.unlink(t.p("shrunkdir", "tmp-%03d" % i))
+    t.mkdir("emptydir")
+    deep = ["deep"]
+    t.mkdir("deep")
+    for i in range(30):
+        deep.append("d%02d" % i)
+        t.mkdir(*deep)
+    t.file(*(deep + ["bottom"]), size=33)
+
+    t.section("dirs")
+    # odd names
+    t.mkdir("names")
+    for n in ODD_NAMES:
+        t.file("names", n, size=len(n.encode()))
+
+    t.section("names")
+    # symlinks (short ones inline in the inode, long ones in a data block)
+    t.mkdir("links")
+    for n in (1, 2, 59, 60, 61, 100, 255, 1000, 3000, 3451, 3452, 3453, 4000, 4095):
+        target = ("t" * (n - 1) + "/")[:n] if n > 1 else "t"
+        os.symlink(target, t.p("links", "sym%04d" % n))
+        t.count += 1
+    os.symlink("../sizes/s000100", t.p("links", "rel"))
+    os.symlink("/absolute/dangling", t.p("links", "abs"))
+    os.symlink("ünïcødé-日本語", t.p("links", "utf8"))
+    # hard links, within and across directories
+    t.mkdir("hard")
+    a = t.file("hard", "a", size=5000)
+    for n in ("a2", "a3"):
+        os.link(a, t.p("hard", n))
+    os.link(a, t.p("sizes", "hard-a4"))
+    b = t.file("hard", "b", size=10)
+    os.link(b, t.p("hard", "b2"))
+    os.unlink(b)
+
+    t.section("links")
+    # special files
+    t.mkdir("special")
+    os.mkfifo(t.p("special", "fifo"), 0o640)
+    for name, kind, dev in (("null", stat.S_IFCHR, (1, 3)), ("tty", stat.S_IFCHR, (5, 0)),
+                            ("big-chr", stat.S_IFCHR, (4095, 1048575)),
+                            ("sda", stat.S_IFBLK, (8, 0)), ("big-blk", stat.S_IFBLK, (300, 70000))):
+        os.mknod(t.p("special", name), kind | 0o600, os.makedev(*dev))
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(t.p("special", "sock"))
+    s.close()
+    t.count += 7
+
+    t.section("special")
+    # modes and owners
+    t.mkdir("modes")
+    for m in MODES:
+        t.file("modes", "f%04o" % m, size=3, mode=m)
+        t.mkdir("modes", "d%04o" % m, mode=m)
+    t.mkdir("owners")
+    for uid, gid in OWNERS:
+        f = t.file("owners", "u%d-g%d" % (uid, gid), size=1)
+        os.chown(f, uid, gid)
+        d = t.mkdir("owners", "dir-u%d" % uid)
+        os.chown(d, uid, gid)
+        ln = t.p("owners", "sym-u%d" % uid)
+        os.symlink("target", ln)
+        os.chown(ln, uid, gid, follow_symlinks=False)
+    # chown clears setuid/setgid: set the modes again afterwards
+    os.chmod(t.p("owners"), 0o2775)
+
+    t.section("modes")
+    # xattrs: user/trusted/security, empty and large values, many on one
+    # file, on a directory and a symlink, POSIX ACLs
+    t.mkdir("xattr")
+    f = t.file("xattr", "one", size=10)
+    os.setxattr(f, "user.one", b"1")
+    f = t.file("xattr", "empty-value", size=0)
+    os.setxattr(f, "user.empty", b"")
+    f = t.file("xattr", "big-value", size=100)
+    os.setxattr(f, "user.big", _data(rng, 3000))
+    f = t.file("xattr", "many", size=4096)
+    for i in range(30):
+        os.setxattr(f, "user.attr-%02d" % i, ("value %d " % i).encode() * (i % 5 + 1))
+    f = t.file("xattr", "namespaces", size=1)
+    os.setxattr(f, "user.u", b"user")
+    os.setxattr(f, "trusted.t", b"trusted")
+    os.setxattr(f, "security.s", b"security")
+    f = t.file("xattr", "inline-data-and-xattr", size=2000)
+    os.setxattr(f, "user.small", b"x" * 40)
+    d = t.mkdir("xattr", "dir")
+    os.setxattr(d, "user.on-dir", b"dir value")
+    os.setxattr(d, "trusted.dir", _data(rng, 500))
+    ln = t.p("xattr", "symlink")
+    os.symlink("one", ln)
+    os.setxattr(ln, "trusted.on-symlink", b"sym", follow_symlinks=False)
+    f = t.file("xattr", "odd-names", size=1)
+    os.setxattr(f, "user.semi;colon=eq", b"odd")
+    os.setxattr(f, "user.ünï", b"utf8")
+    f = t.file("xattr", "acl", size=1, mode=0o640)
+    os.setxattr(f, "system.posix_acl_access", posix_acl([
+        (ACL_USER_OBJ, 6, ACL_UNDEFINED), (ACL_USER, 4, 1000), (ACL_USER, 7, 123456),
+        (ACL_GROUP_OBJ, 4, ACL_UNDEFINED), (ACL_GROUP, 5, 50), (ACL_MASK, 7, ACL_UNDEFINED),
+        (ACL_OTHER, 0, ACL_UNDEFINED)]))
+    d = t.mkdir("xattr", "acl-dir", mode=0o750)
+    acl = posix_acl([(ACL_USER_OBJ, 7, ACL_UNDEFINED), (ACL_USER, 5, 1001),
+                     (ACL_GROUP_OBJ, 5, ACL_UNDEFINED), (ACL_MASK, 5, ACL_UNDEFINED),
+                     (ACL_OTHER, 0, ACL_UNDEFINED)])
+    os.setxattr(d, "system.posix_acl_default", acl)
+    os.setxattr(d, "system.posix_acl_access", acl)
+    t.file("xattr", "acl-dir", "inherits", size=5)
+
+    t.section("xattrs")
+    # a few random files of random sizes
+    t.mkdir("random")
+    for i in range(60):
+        t.file("random", "r%03d" % i, size=rng.choice((0, 1, 100, 3000, 3500, 5000, 70000)))
+
+    t.section("random")
+    # mtimes: everything gets one, some get the special values
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            path = os.path.join(dirpath, n)
+            if rng.random() < 0.3:
+                t.stamp(path, rng.choice(MTIMES))
+            else:
+                t.stamp(path, 1500000000 + rng.randrange(10 ** 8))
+    t.stamp(root, 1600000000, 123456789)
+    t.apply_times()
+    t.section("times")
+    return t.count
+
+
+def more(root, seed=2):
+    """Changes on an existing tree, whatever it holds.  Returns a log of what
+    was done (one line per change)."""
+    rng = random.Random(seed)
+    log = []
+    files, dirs, links = [], [], []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for n in sorted(dirnames):
+            dirs.append(os.path.join(dirpath, n))
+        for n in sorted(filenames):
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                files.append((p, st.st_size))
+            elif stat.S_ISLNK(st.st_mode):
+                links.append(p)
+    rng.shuffle(files)
+    regular = [f for f in files if f[1] < 64 * MiB]
+    # appends crossing block and node boundaries
+    for p, size in regular[:15]:
+        n = rng.choice((1, 100, 4096, 5000, 70000, 2 * MiB))
+        with open(p, "ab") as f:
+            f.write(_data(rng, n))
+        log.append("append %s +%d" % (p, n))
+    # overwrites inside
+    for p, size in regular[15:30]:
+        if size == 0:
+            continue
+        off = rng.randrange(size)
+        n = rng.choice((1, 10, 4096, 9000))
+        write_at(p, {off: _data(rng, n)})
+        log.append("overwrite %s @%d +%d" % (p, off, n))
+    # truncates, shorter and longer
+    for p, size in regular[30:40]:
+        new = rng.choice((0, size // 2, size + 1, size + 3 * MiB))
+        os.truncate(p, new)
+        log.append("truncate %s %d" % (p, new))
+    # removals
+    for p, size in regular[40:55]:
+        os.unlink(p)
+        log.append("unlink %s" % p)
+    # new things
+    top = os.path.join(root, "more-%d" % seed)
+    os.mkdir(top)
+    for i, s in enumerate((0, 7, 3452, 3453, 4096, 100000, 2 * MiB + 5, 5 * MiB)):
+        write_file(os.path.join(top, "new%d" % i), _data(rng, s))
+    write_at(os.path.join(top, "sparse"), {3 * MiB: _data(rng, 5000)}, size=20 * MiB)
+    sub = os.path.join(top, "many")
+    os.mkdir(sub)
+    for i in range(700):
+        write_file(os.path.join(sub, "m%04d" % i), b"")
+    for i in range(0, 700, 4):
+        os.unlink(os.path.join(sub, "m%04d" % i))
+    os.symlink("new1", os.path.join(top, "link-short"))
+    os.symlink("L" * 2000, os.path.join(top, "link-long"))
+    os.mkfifo(os.path.join(top, "fifo"))
+    os.mknod(os.path.join(top, "chr"), stat.S_IFCHR | 0o644, os.makedev(10, 200))
+    log.append("created %s" % top)
+    # hard links to surviving files, renames within and across directories
+    survivors = [p for p, _ in regular[55:]]
+    for i, p in enumerate(survivors[:5]):
+        os.link(p, os.path.join(top, "hl%d" % i))
+        log.append("link %s" % p)
+    for i, p in enumerate(survivors[5:10]):
+        os.rename(p, os.path.join(top, "moved%d" % i))
+        log.append("rename %s" % p)
+    for p in survivors[10:13]:
+        os.rename(p, os.path.join(os.path.dirname(p), "renamed-" + os.path.basename(p)))
+    if len(survivors) > 15:
+        os.rename(survivors[13], survivors[14])          # over an existing file
+        log.append("rename over %s" % survivors[14])
+    # xattrs: add, replace, remove
+    for p in survivors[15:25]:
+        try:
+            os.setxattr(p, "user.more", _data(rng, rng.choice((0, 5, 300))))
+            for name in os.listxattr(p):
+                if name.startswith("user.") and name != "user.more" and rng.random() < 0.5:
+                    os.removexattr(p, name)
+            log.append("xattr %s" % p)
+        except OSError as e:
+            if e.errno not in (errno.ENOTSUP, errno.ENOSPC):
+                raise
+    # modes, owners, times
+    for p in survivors[25:40]:
+        os.chmod(p, rng.choice(MODES))
+        uid, gid = rng.choice(OWNERS)
+        os.chown(p, uid, gid)
+        ns = rng.choice(MTIMES) * 10 ** 9 + rng.randrange(10 ** 9)
+        os.utime(p, ns=(ns, ns))
+        log.append("attrs %s" % p)
+    # directory removal
+    for d in sorted(dirs, key=lambda d: -d.count("/"))[:3]:
+        for dirpath, dirnames, filenames in os.walk(d, topdown=False):
+            for n in filenames:
+                os.unlink(os.path.join(dirpath, n))
+            for n in dirnames:
+                q = os.path.join(dirpath, n)
+                if os.path.islink(q):
+                    os.unlink(q)
+                else:
+                    os.rmdir(q)
+        os.rmdir(d)
+        log.append("rmtree %s" % d)
+    for p in links[:3]:
+        os.unlink(p)
+        os.symlink("relinked-" + str(rng.randrange(1000)), p)
+        log.append("relink %s" % p)
+    return log
+
+
+# Files larger than this get `*` as content in guest manifests: hashing
+# gigabytes of holes under an emulated CPU takes minutes.  Their data is
+# checked by range digests instead (see ranges()).
+HASH_LIMIT = 64 * MiB
+
+
+def ranges(path, samples=3, sample_len=65536, limit=32 * MiB):
+    """[(offset, length)] worth comparing in a large sparse file: every data
+    extent SEEK_DATA/SEEK_HOLE report (cut at `limit` bytes each), and a few
+    samples from each hole between them."""
+    out = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        pos = 0
+        data = []
+        while pos < size:
+            try:
+                start = os.lseek(fd, pos, os.SEEK_DATA)
+            except OSError as e:
+                if e.errno == errno.ENXIO:
+                    break
+                raise
+            end = os.lseek(fd, start, os.SEEK_HOLE)
+            data.append((start, end))
+            pos = end
+    finally:
+        os.close(fd)
+    prev = 0
+    for start, end in data + [(size, size)]:
+        if start > prev:                      # a hole [prev, start)
+            n = min(sample_len, start - prev)
+            for off in sorted({prev, prev + (start - prev) // 2, start - n}):
+                out.append((off, n))
+        if end > start:
+            out.append((start, min(end - start, limit)))
+        prev = end
+    return out
+
+
+def range_digest(path, off, length):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        f.seek(off)
+        left = length
+        while left > 0:
+            b = f.read(min(left, MiB))
+            if not b:
+                break
+            h.update(b)
+            left -= len(b)
+    return h.hexdigest()
 
 
 def cmd_manifest(args):
+    """manifest DIR [--no-content] [--no-xattrs] [--ranges FILE]"""
     import manifest
-    opts = [a for a in args if a.startswith("--")]
-    top = [a for a in args if not a.startswith("--")][0]
+    opts = [a for a in args if a.startswith("--no-")]
+    top = args[0]
+    big = []
+
+    def want(ptxt):
+        path = top if ptxt == "." else os.path.join(top, manifest.unescape(ptxt).decode(
+            "utf-8", "surrogateescape"))
+        if os.lstat(path).st_size > HASH_LIMIT:
+            big.append((ptxt, path))
+            return False
+        return True
+
     w = manifest.walk(top, read_content="--no-content" not in opts,
-                      xattrs="--no-xattrs" not in opts)
+                      xattrs="--no-xattrs" not in opts, content_filter=want)
     for p, err in w.errors:
         print("walk error: %s: %s" % (p, err), file=sys.stderr)
     sys.stdout.write(w.manifest.text())
+    if "--ranges" in args:
+        with open(args[args.index("--ranges") + 1], "w") as f:
+            for ptxt, path in sorted(big):
+                for off, n in ranges(path):
+                    f.write("%s\t%d\t%d\t%s\n" % (ptxt, off, n, range_digest(path, off, n)))
     return 1 if w.errors else 0
 
 
+def _opt(args, name, default):
+    if name in args:
+        return int(args[args.index(name) + 1])
+    return default
+
+
+def cmd_populate(args):
+    n = populate(args[0], seed=_opt(args, "--seed", 1), big="--big" in args)
+    print("populated %s: %d entries" % (args[0], n))
+    return 0
+
+
+def cmd_more(args):
+    for line in more(args[0], seed=_opt(args, "--seed", 2)):
+        print(line)
+    return 0
+
+
+def cmd_fsinfo(args):
+    st = os.statvfs(args[0])
+    for k in ("f_bsize", "f_blocks", "f_bfree", "f_bavail", "f_files", "f_ffree", "f_namemax"):
+        print("%s=%d" % (k, getattr(st, k)))
+    return 0
+
+
 def main(argv):
-    cmds = {"manifest": cmd_manifest}
+    cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
+            "fsinfo": cmd_fsinfo}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
