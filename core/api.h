@@ -23,6 +23,7 @@ struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
 	bool norecovery;	/* do not roll forward fsync()ed data */
+	bool fsync_checkpoint;	/* every fsync commits a checkpoint (no roll-forward) */
 	size_t cache_size;	/* bytes for the node/meta block cache; 0 = default */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;

@@ -867,3 +867,131 @@ int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t s
 	free(dn);
 	return err;
 }
+
+/* start_bidx_of_node: the first file block a direct node at offset ofs maps. */
+static uint64_t start_bidx_of_node(const struct f2fs_inode *inode, uint32_t ofs)
+{
+	uint32_t indirect_blks = 2 * NIDS_PER_BLOCK + 4;
+	uint64_t bidx;
+
+	if (ofs == 0)
+		return 0;
+	if (ofs <= 2) {
+		bidx = ofs - 1;
+	} else if (ofs <= indirect_blks) {
+		uint32_t dec = (ofs - 4) / (NIDS_PER_BLOCK + 1);
+
+		bidx = ofs - 2 - dec;
+	} else {
+		uint32_t dec = (ofs - indirect_blks - 3) / (NIDS_PER_BLOCK + 1);
+
+		bidx = ofs - 5 - dec;
+	}
+	return bidx * addrs_per_block(inode) + inode->addrs_per_inode;
+}
+
+/*
+ * do_recover_data: make the live tree map what an fsync()ed dnode (or
+ * inode block) maps: its blocks become valid again, the blocks they
+ * replace are freed, holes it records are punched.
+ */
+int f2fs_recover_dnode(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
+{
+	uint32_t ofs = f2fs_node_ofs(page);
+	const uint8_t *src_addrs;
+	struct dnode *dn;
+	uint64_t start;
+	uint32_t count;
+	int err;
+
+	if (ofs == XATTR_NODE_OFFSET)
+		return f2fs_recover_xattr_node(sb, inode, page);
+	if (ofs == 0) {
+		/* inline data comes back as it was */
+		if ((page[I_INLINE] & F2FS_INLINE_DATA) && (inode->inline_flags & F2FS_INLINE_DATA)) {
+			memcpy(f2fs_inline_data_addr(inode),
+			       page + (f2fs_inline_data_addr(inode) - inode->node),
+			       f2fs_max_inline_data(inode));
+			goto xattr;
+		}
+		if (page[I_INLINE] & F2FS_INLINE_DATA) {
+			/* inline in the fsync()ed copy only: drop the blocks, take its data */
+			err = truncate_blocks(sb, inode, 0);
+			if (err)
+				return err;
+			inode->inline_flags |= F2FS_INLINE_DATA;
+			memcpy(f2fs_inline_data_addr(inode),
+			       page + (f2fs_inline_data_addr(inode) - inode->node),
+			       f2fs_max_inline_data(inode));
+			goto xattr;
+		}
+		if (inode->inline_flags & F2FS_INLINE_DATA) {
+			/* converted after the checkpoint: the blocks below replace it */
+			memset(inode->node + I_ADDR + 4 * f2fs_addr_start(inode), 0,
+			       4 + f2fs_max_inline_data(inode));
+			inode->inline_flags &= (uint8_t)~(F2FS_INLINE_DATA | F2FS_DATA_EXIST);
+		}
+		src_addrs = page + I_ADDR + 4 * f2fs_addr_start(inode);
+		count = inode->addrs_per_inode;
+	} else {
+		src_addrs = page;
+		count = addrs_per_block(inode);
+	}
+	start = start_bidx_of_node(inode, ofs);
+	if (start >= f2fs_max_file_blocks(inode))
+		return f2fs_corrupted(sb, "recovery: inode %u dnode offset %u out of range",
+				      inode->ino, ofs);
+	dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	if (!dn)
+		return -ENOMEM;
+	err = get_dnode_for_write(sb, inode, (uint32_t)start, dn);
+	if (!err && (dn->ofs != 0 || (!dn->is_inode && f2fs_node_ofs(dn->blk) != ofs)))
+		err = f2fs_corrupted(sb, "recovery: inode %u: dnode offset %u does not match the "
+				     "tree", inode->ino, ofs);
+	for (uint32_t i = 0; !err && i < count && i < dn->naddrs; i++) {
+		uint32_t src = get_le32(dn->addrs + 4 * i);
+		uint32_t dest = get_le32(src_addrs + 4 * i);
+
+		if (src == dest)
+			continue;
+		if (dest == NULL_ADDR) {
+			free_slot(sb, inode, dn->addrs, i);
+			continue;
+		}
+		if (dest == NEW_ADDR) {
+			free_slot(sb, inode, dn->addrs, i);
+			put_le32(dn->addrs + 4 * i, NEW_ADDR);
+			count_blocks(sb, 1);
+			inode->blocks++;
+			continue;
+		}
+		if (dest == COMPRESS_ADDR || !f2fs_valid_main_blkaddr(sb, dest)) {
+			err = f2fs_corrupted(sb, "recovery: inode %u maps block %llu to invalid "
+					     "address 0x%x", inode->ino,
+					     (unsigned long long)(start + i), dest);
+			break;
+		}
+		err = f2fs_recover_block(sb, dest, dn->nid, dn->version, (uint16_t)i);
+		if (err)
+			break;
+		if (src == NULL_ADDR) {
+			count_blocks(sb, 1);
+			inode->blocks++;
+		} else if (src != NEW_ADDR) {
+			f2fs_invalidate_block(sb, src);
+		}
+		put_le32(dn->addrs + 4 * i, dest);
+	}
+	if (!err)
+		err = put_dnode(sb, inode, dn);
+	f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+	free(dn);
+	if (err || ofs != 0)
+		return err;
+xattr:
+	/* recover_inline_xattr */
+	if (inode->inline_xattr_addrs && (page[I_INLINE] & F2FS_INLINE_XATTR))
+		memcpy(f2fs_inline_xattr_addr(inode), page + (f2fs_inline_xattr_addr(inode) - inode->node),
+		       f2fs_inline_xattr_size(inode));
+	return 0;
+}

@@ -244,6 +244,8 @@ int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inod
 ssize_t f2fs_xattr_get(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
 		       void *buf, size_t size);
 ssize_t f2fs_xattr_list(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf, size_t size);
+/* Roll-forward: the inode's xattr node becomes the fsync()ed copy. */
+int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 /* Raw access by index, for the encryption context (index 9, name "c"). */
 ssize_t f2fs_xattr_get_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index,
 			   const char *name, size_t name_len, void *buf, size_t size);
@@ -304,6 +306,9 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 		  uint8_t *blk);
 int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark);
+bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid);
+int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
 void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
 bool f2fs_is_dnode(const uint8_t *blk);
 uint64_t f2fs_node_footer_cp_ver(const struct f2fs_sb *sb);
@@ -364,6 +369,7 @@ struct f2fs_seg_entry {
 	uint16_t valid_blocks;
 	uint16_t ckpt_valid_blocks;	/* valid in the last checkpoint */
 	uint8_t type;			/* curseg type that wrote it */
+	bool written;			/* allocated from since the last checkpoint */
 	uint64_t mtime;
 	uint8_t cur_valid_map[SIT_VBLOCK_MAP_SIZE];
 	uint8_t ckpt_valid_map[SIT_VBLOCK_MAP_SIZE];
@@ -395,6 +401,12 @@ int f2fs_build_sit(struct f2fs_sb *sb);
  * sum (nid, version, ofs_in_node); returns its address in *blkaddr. */
 int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
 			uint16_t ofs_in_node, uint32_t *blkaddr);
+int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next);
+int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
+		       uint16_t ofs);
+int f2fs_allocate_new_segments(struct f2fs_sb *sb);
+int f2fs_restore_node_summaries(struct f2fs_sb *sb);
 /* The block at blkaddr no longer holds live data. */
 void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr);
 uint32_t f2fs_free_segments(struct f2fs_sb *sb);
@@ -433,6 +445,9 @@ static inline bool f2fs_test_bit_le(uint32_t nr, const uint8_t *map)
 
 /* Scan the warm node log for fsync()ed dnodes newer than the checkpoint. */
 int f2fs_find_fsync_dnodes(struct f2fs_sb *sb, uint32_t *count);
+int f2fs_recover_fsync_data(struct f2fs_sb *sb);
+/* data.c: do_recover_data for one fsync()ed dnode */
+int f2fs_recover_dnode(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 
 /* ======================= the per-mount context ======================= */
 

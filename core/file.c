@@ -290,13 +290,39 @@ out:
 }
 
 /*
- * fsync: this version makes data durable by committing a checkpoint, the
- * slow but always-correct path (roll-forward replay of fsync()ed dnodes is
- * what will let it skip the checkpoint).
+ * fsync (f2fs_do_sync_file): data is already on the device (writes are not
+ * buffered), so flush it, then write the inode's direct nodes with the
+ * fsync mark and flush again; roll-forward recovery replays them after a
+ * crash.  Cases the roll-forward cannot express take a full checkpoint,
+ * as the kernel's need_do_checkpoint decides.
  */
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {
+	struct f2fs_inode *inode;
+	bool need_cp;
+	int err;
+
 	if (!writable(sb))
 		return 0;
-	return f2fs_sync_fs(sb, false);
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	need_cp = !S_ISREG(inode->mode) || inode->links != 1 ||
+		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
+		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint;
+	if (!need_cp) {
+		err = f2fs_dev_flush(sb->dev);
+		if (!err)
+			err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
+		if (!err)
+			err = f2fs_dev_flush(sb->dev);
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	if (need_cp)
+		err = f2fs_sync_fs(sb, false);
+	return err;
 }

@@ -472,3 +472,27 @@ out:
 	free(blk);
 	return err;
 }
+
+/* Was nid in use at the last checkpoint? (is_checkpointed_node) */
+bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid)
+{
+	struct f2fs_node_info ni;
+
+	if (nat_lookup_disk(sb, nid, &ni))
+		return false;
+	return ni.blkaddr != NULL_ADDR;
+}
+
+/* Roll-forward recreates an inode under its own number: take that nid. */
+int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sb->nm->lock);
+	if (nid < sb->root_ino || nid >= sb->max_nid || !nid_free(sb->nm, nid))
+		err = -EEXIST;
+	else
+		set_nid_free(sb->nm, nid, false);
+	pthread_mutex_unlock(&sb->nm->lock);
+	return err;
+}

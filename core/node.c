@@ -313,18 +313,18 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 		for (uint32_t i = 0; !err && i < nr; i++) {
 			struct f2fs_dirty_node *d = list[i];
 			struct f2fs_node_info ni;
-			uint32_t addr;
+			uint32_t addr, next;
 
 			if (node_log(d->data) != type)
 				continue;
 			err = f2fs_get_node_info(sb, d->nid, &ni);
 			if (err)
 				break;
-			err = f2fs_allocate_block(sb, type, d->nid, 0, 0, &addr);
+			err = f2fs_allocate_block_next(sb, type, d->nid, 0, 0, &addr, &next);
 			if (err)
 				break;
 			put_le64(d->data + NF_CP_VER, cp_ver);
-			put_le32(d->data + NF_NEXT_BLKADDR, addr + 1);
+			put_le32(d->data + NF_NEXT_BLKADDR, next);
 			/* keep the fsync/dent marks for fsync writes only */
 			put_le32(d->data + NF_FLAG, f2fs_node_flag(d->data) &
 				 ~((1u << FSYNC_BIT_SHIFT) | (1u << DENT_BIT_SHIFT)));
@@ -353,6 +353,94 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 		memset(t->hash, 0, sizeof(t->hash));
 		t->nr_dirty = 0;
 	}
+	pthread_mutex_unlock(&t->lock);
+	free(list);
+	free(wb);
+	return err;
+}
+
+/*
+ * The fsync fast path (f2fs_fsync_node_pages): write the dirty direct
+ * nodes of one inode, and the inode, to the warm node log with the fsync
+ * mark (and the dentry mark on the inode when its dentry is not in the
+ * last checkpoint), so that roll-forward recovery can replay them.
+ * Caller holds the inode's write lock and cp_rwsem shared.
+ */
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+{
+	struct f2fs_node_table *t = sb->dirty_nodes;
+	struct f2fs_dirty_node **list = NULL, **pp;
+	uint64_t cp_ver = f2fs_node_footer_cp_ver(sb);
+	struct write_batch *wb = malloc(sizeof(*wb));
+	uint32_t nr = 0, cap = 0;
+	int err = 0;
+
+	if (!wb)
+		return -ENOMEM;
+	wb->n = 0;
+	pthread_mutex_lock(&t->lock);
+	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++) {
+		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext) {
+			if (f2fs_node_ino(d->data) != ino || !f2fs_is_dnode(d->data))
+				continue;
+			if (nr == cap) {
+				struct f2fs_dirty_node **nl;
+
+				cap = cap ? cap * 2 : 16;
+				nl = realloc(list, cap * sizeof(*list));
+				if (!nl) {
+					err = -ENOMEM;
+					goto out;
+				}
+				list = nl;
+			}
+			list[nr++] = d;
+		}
+	}
+	for (uint32_t i = 0; i < nr && !err; i++) {
+		struct f2fs_dirty_node *d = list[i];
+		struct f2fs_node_info ni;
+		uint32_t addr, next, flag;
+
+		err = f2fs_get_node_info(sb, d->nid, &ni);
+		if (err)
+			break;
+		err = f2fs_allocate_block_next(sb, CURSEG_WARM_NODE, d->nid, 0, 0, &addr, &next);
+		if (err)
+			break;
+		flag = f2fs_node_flag(d->data) | (1u << FSYNC_BIT_SHIFT);
+		flag &= ~(1u << DENT_BIT_SHIFT);
+		if (dent_mark && d->nid == ino)
+			flag |= 1u << DENT_BIT_SHIFT;
+		put_le32(d->data + NF_FLAG, flag);
+		put_le64(d->data + NF_CP_VER, cp_ver);
+		put_le32(d->data + NF_NEXT_BLKADDR, next);
+		if (d->nid == ino)
+			f2fs_inode_update_checksum(sb, d->data);
+		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov)))
+			err = batch_flush(sb, wb);
+		if (!wb->n)
+			wb->start = addr;
+		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };
+		if (ni.blkaddr != NEW_ADDR && ni.blkaddr != NULL_ADDR) {
+			f2fs_invalidate_block(sb, ni.blkaddr);
+			f2fs_cache_invalidate(sb->cache, ni.blkaddr);
+		}
+		f2fs_set_node_addr(sb, d->nid, ino, addr);
+	}
+	if (!err)
+		err = batch_flush(sb, wb);
+	if (!err) {
+		/* written: they are clean now */
+		for (uint32_t i = 0; i < nr; i++) {
+			pp = dirty_slot(t, list[i]->nid);
+			*pp = list[i]->hnext;
+			t->nr_dirty--;
+			free(list[i]->data);
+			free(list[i]);
+		}
+	}
+out:
 	pthread_mutex_unlock(&t->lock);
 	free(list);
 	free(wb);

@@ -3,10 +3,12 @@
  * Roll-forward recovery.  After the last checkpoint, fsync() writes dnodes
  * to the warm node log chained by next_blkaddr; a dnode belongs to the
  * current checkpoint when its footer carries the checkpoint's version
- * (is_recoverable_dnode).  This read-only version finds them so that a
- * mount can say recovery is pending; replaying them needs a writer.
+ * (is_recoverable_dnode).  A read-only mount only finds them, to say that
+ * recovery is pending; a writable mount replays them.
  */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "f2fs.h"
 
@@ -50,5 +52,338 @@ int f2fs_find_fsync_dnodes(struct f2fs_sb *sb, uint32_t *count)
 	}
 	free(blk);
 	*count = n;
+	return err;
+}
+
+/* ======================= replay ======================= */
+
+struct fsync_entry {
+	uint32_t ino;
+	struct f2fs_inode *inode;
+	uint32_t blkaddr;	/* last fsync()ed dnode of this inode */
+	uint32_t last_dentry;	/* last inode block with the dentry mark */
+	bool done;
+};
+
+struct fsync_list {
+	struct fsync_entry *e;
+	uint32_t nr, cap;
+};
+
+static struct fsync_entry *find_entry(struct fsync_list *l, uint32_t ino)
+{
+	for (uint32_t i = 0; i < l->nr; i++)
+		if (l->e[i].ino == ino)
+			return &l->e[i];
+	return NULL;
+}
+
+static bool is_fsync_dnode(const uint8_t *node)
+{
+	return f2fs_is_dnode(node) && (f2fs_node_flag(node) & (1u << FSYNC_BIT_SHIFT));
+}
+
+static bool is_dent_dnode(const uint8_t *node)
+{
+	return f2fs_node_flag(node) & (1u << DENT_BIT_SHIFT);
+}
+
+static bool is_inode_block(const uint8_t *node)
+{
+	return f2fs_node_ofs(node) == 0 && f2fs_node_nid(node) == f2fs_node_ino(node);
+}
+
+/*
+ * f2fs_recover_inode_page: an inode created after the checkpoint comes
+ * back from its fsync()ed block: its header only, with no blocks; the
+ * data and dentry replay fill in the rest.
+ */
+static int recover_inode_page(struct f2fs_sb *sb, const uint8_t *page)
+{
+	uint32_t ino = f2fs_node_ino(page), nid;
+	uint8_t *blk = f2fs_alloc_blocks(1);
+	int err;
+
+	if (!blk)
+		return -ENOMEM;
+	err = f2fs_claim_nid(sb, ino);
+	if (!err)
+		err = f2fs_new_node(sb, ino, 0, (get_le16(page + I_MODE) & S_IFMT) != S_IFDIR, &nid, blk);
+	if (err) {
+		free(blk);
+		return err;
+	}
+	memcpy(blk, page, I_EXT);
+	put_le64(blk + I_SIZE, 0);
+	put_le64(blk + I_BLOCKS, 1);
+	put_le32(blk + I_LINKS, 1);
+	put_le32(blk + I_XATTR_NID, 0);
+	blk[I_INLINE] = page[I_INLINE] & (F2FS_INLINE_XATTR | F2FS_EXTRA_ATTR);
+	if (blk[I_INLINE] & F2FS_EXTRA_ATTR) {
+		uint16_t extra = get_le16(page + I_EXTRA_ISIZE);
+
+		if (extra > F2FS_TOTAL_EXTRA_ATTR_SIZE)
+			extra = F2FS_TOTAL_EXTRA_ATTR_SIZE;
+		memcpy(blk + I_EXTRA_ISIZE, page + I_EXTRA_ISIZE, extra);
+		put_le64(blk + I_COMPR_BLOCKS, 0);
+	}
+	f2fs_inode_update_checksum(sb, blk);
+	err = f2fs_set_node_dirty(sb, ino, blk);
+	free(blk);
+	return err;
+}
+
+/* find_fsync_dnodes: which inodes have fsync()ed dnodes, and where the last ones are. */
+static int collect(struct f2fs_sb *sb, struct fsync_list *l)
+{
+	const struct f2fs_curseg *cs = &sb->curseg[CURSEG_WARM_NODE];
+	uint32_t blkaddr = f2fs_seg_start_blkaddr(sb, cs->segno) + cs->blkoff;
+	uint64_t limit = (uint64_t)sb->segment_count_main << sb->log_blocks_per_seg;
+	uint8_t *page = f2fs_alloc_blocks(1);
+	int err = 0;
+
+	if (!page)
+		return -ENOMEM;
+	for (uint64_t steps = 0; steps < limit && f2fs_valid_main_blkaddr(sb, blkaddr); steps++) {
+		struct fsync_entry *e;
+		uint32_t ino, next;
+
+		err = f2fs_dev_read(sb->dev, blkaddr, page, 1);
+		if (err || !is_recoverable_dnode(sb, page))
+			break;
+		next = f2fs_node_next_blkaddr(page);
+		if (!is_fsync_dnode(page))
+			goto next;
+		ino = f2fs_node_ino(page);
+		e = find_entry(l, ino);
+		if (!e) {
+			struct f2fs_inode *inode;
+
+			if (is_inode_block(page) && is_dent_dnode(page) &&
+			    !f2fs_nat_checkpointed(sb, ino)) {
+				err = recover_inode_page(sb, page);
+				if (err)
+					break;
+			}
+			err = f2fs_iget(sb, ino, &inode);
+			if (err) {
+				/* its inode is gone: nothing to replay for it */
+				f2fs_warn(sb, "recovery: skipping dnodes of missing inode %u", ino);
+				err = 0;
+				goto next;
+			}
+			if (l->nr == l->cap) {
+				struct fsync_entry *n;
+
+				l->cap = l->cap ? l->cap * 2 : 16;
+				n = realloc(l->e, l->cap * sizeof(*n));
+				if (!n) {
+					f2fs_iput(sb, inode);
+					err = -ENOMEM;
+					break;
+				}
+				l->e = n;
+			}
+			e = &l->e[l->nr++];
+			memset(e, 0, sizeof(*e));
+			e->ino = ino;
+			e->inode = inode;
+		}
+		e->blkaddr = blkaddr;
+		if (is_inode_block(page) && is_dent_dnode(page))
+			e->last_dentry = blkaddr;
+next:
+		if (next == blkaddr) {
+			err = f2fs_corrupted(sb, "recovery: node chain loops at 0x%x", blkaddr);
+			break;
+		}
+		blkaddr = next;
+	}
+	free(page);
+	return err;
+}
+
+/* recover_inode: the fsync()ed inode block's attributes win. */
+static void recover_inode(struct f2fs_inode *inode, const uint8_t *page)
+{
+	uint8_t *n = inode->node;
+
+	inode->mode = get_le16(page + I_MODE);
+	inode->uid = get_le32(page + I_UID);
+	inode->gid = get_le32(page + I_GID);
+	inode->size = get_le64(page + I_SIZE);
+	inode->advise = page[I_ADVISE];
+	inode->flags = get_le32(page + I_FLAGS);
+	memcpy(n + I_ATIME, page + I_ATIME, 24);		/* a/c/mtime */
+	memcpy(n + I_ATIME_NSEC, page + I_ATIME_NSEC, 12);	/* their nsec */
+	if (page[I_INLINE] & F2FS_DATA_EXIST)
+		inode->inline_flags |= F2FS_DATA_EXIST;
+	else
+		inode->inline_flags &= (uint8_t)~F2FS_DATA_EXIST;
+	if (page[I_INLINE] & F2FS_PIN_FILE)
+		inode->inline_flags |= F2FS_PIN_FILE;
+}
+
+/* recover_dentry: relink a new inode under its parent with its recorded name. */
+static int recover_dentry(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
+{
+	uint32_t pino = get_le32(page + I_PINO), namelen = get_le32(page + I_NAMELEN), ino;
+	const char *name = (const char *)page + I_NAME;
+	struct f2fs_inode *dir;
+	unsigned int ftype;
+	int err;
+
+	if (!namelen || namelen > F2FS_NAME_LEN)
+		return f2fs_corrupted(sb, "recovery: inode %u records a name of %u bytes",
+				      inode->ino, namelen);
+	err = f2fs_iget(sb, pino, &dir);
+	if (err)
+		return err;
+	if (!S_ISDIR(dir->mode)) {
+		f2fs_iput(sb, dir);
+		return f2fs_corrupted(sb, "recovery: parent %u of inode %u is not a directory",
+				      pino, inode->ino);
+	}
+	err = f2fs_dir_lookup(sb, dir, name, namelen, &ino, &ftype);
+	if (!err && ino != inode->ino) {
+		/* the name belongs to an older inode: it loses it */
+		struct f2fs_inode *old;
+
+		err = f2fs_iget(sb, ino, &old);
+		if (!err) {
+			err = f2fs_delete_entry(sb, dir, name, namelen, old);
+			if (!err && old->links)
+				old->links--;
+			if (!err && !old->links)
+				err = f2fs_evict_inode(sb, old);
+			else if (!err)
+				err = f2fs_mark_inode_dirty(sb, old);
+			f2fs_iput(sb, old);
+		}
+		if (!err)
+			err = -ENOENT;
+	}
+	if (err == -ENOENT)
+		err = f2fs_add_link(sb, dir, name, namelen, inode, true);
+	f2fs_info(sb, "recovery: inode %u, name %.*s, dir %u: %s", inode->ino, (int)namelen, name,
+		  pino, err ? strerror(-err) : "ok");
+	f2fs_iput(sb, dir);
+	return err;
+}
+
+/* recover_data: the second walk, replaying every fsync()ed dnode in order. */
+static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
+{
+	const struct f2fs_curseg *cs = &sb->curseg[CURSEG_WARM_NODE];
+	uint32_t blkaddr = f2fs_seg_start_blkaddr(sb, cs->segno) + cs->blkoff;
+	uint64_t limit = (uint64_t)sb->segment_count_main << sb->log_blocks_per_seg;
+	uint8_t *page = f2fs_alloc_blocks(1);
+	int err = 0;
+
+	if (!page)
+		return -ENOMEM;
+	for (uint64_t steps = 0; steps < limit && f2fs_valid_main_blkaddr(sb, blkaddr); steps++) {
+		struct fsync_entry *e;
+		uint32_t next;
+
+		err = f2fs_dev_read(sb->dev, blkaddr, page, 1);
+		if (err || !is_recoverable_dnode(sb, page))
+			break;
+		next = f2fs_node_next_blkaddr(page);
+		e = find_entry(l, f2fs_node_ino(page));
+		if (!e || e->done || !is_fsync_dnode(page))
+			goto next;
+		pthread_rwlock_wrlock(&e->inode->lock);
+		if (is_inode_block(page))
+			recover_inode(e->inode, page);
+		if (e->last_dentry == blkaddr)
+			err = recover_dentry(sb, e->inode, page);
+		if (!err)
+			err = f2fs_recover_dnode(sb, e->inode, page);
+		if (!err)
+			err = f2fs_mark_inode_dirty(sb, e->inode);
+		pthread_rwlock_unlock(&e->inode->lock);
+		if (err)
+			break;
+		(*recovered)++;
+		if (blkaddr == e->blkaddr)
+			e->done = true;
+next:
+		if (next == blkaddr)
+			break;
+		blkaddr = next;
+	}
+	free(page);
+	return err;
+}
+
+/*
+ * f2fs_recover_fsync_data: replay fsync()ed dnodes after the last
+ * checkpoint, then move every log to a fresh segment and checkpoint.
+ */
+int f2fs_recover_fsync_data(struct f2fs_sb *sb)
+{
+	struct fsync_list l = { 0 };
+	uint32_t recovered = 0;
+	int err = collect(sb, &l);
+
+	if (!err)
+		err = replay(sb, &l, &recovered);
+	for (uint32_t i = 0; i < l.nr; i++)
+		f2fs_iput(sb, l.e[i].inode);
+	free(l.e);
+	if (!err)
+		err = f2fs_allocate_new_segments(sb);
+	if (!err)
+		err = f2fs_write_dirty_nodes(sb);
+	if (!err)
+		err = f2fs_write_checkpoint(sb, false);
+	if (err) {
+		f2fs_err(sb, "roll-forward recovery failed: %s", strerror(-err));
+		return err;
+	}
+	sb->recovery_pending = false;
+	f2fs_info(sb, "roll-forward recovery: %u node block(s) of %u inode(s) replayed",
+		  recovered, l.nr);
+	return 0;
+}
+
+/* f2fs_recover_xattr_data: the fsync()ed xattr node replaces the inode's. */
+int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
+{
+	uint32_t prev = inode->xattr_nid, nid = f2fs_node_nid(page);
+	uint8_t *blk;
+	int err = 0;
+
+	if (nid < sb->root_ino || nid >= sb->max_nid)
+		return f2fs_corrupted(sb, "recovery: xattr node %u of inode %u out of range", nid,
+				      inode->ino);
+	if (prev != nid) {
+		if (prev) {
+			err = f2fs_remove_node(sb, prev, inode->ino, false);
+			if (err)
+				return err;
+			inode->blocks--;
+		}
+		err = f2fs_claim_nid(sb, nid);
+		if (err)
+			return err;
+		f2fs_set_node_addr(sb, nid, inode->ino, NEW_ADDR);
+		pthread_mutex_lock(&sb->nm->lock);
+		sb->nm->valid_node_count++;
+		pthread_mutex_unlock(&sb->nm->lock);
+		pthread_mutex_lock(&sb->sm->lock);
+		sb->sm->valid_blocks++;
+		pthread_mutex_unlock(&sb->sm->lock);
+		inode->blocks++;
+		inode->xattr_nid = nid;
+	}
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	memcpy(blk, page, F2FS_BLKSIZE);
+	f2fs_fill_node_footer(blk, nid, inode->ino, XATTR_NODE_OFFSET, true);
+	err = f2fs_set_node_dirty(sb, nid, blk);
+	free(blk);
 	return err;
 }

@@ -184,11 +184,17 @@ static bool is_curseg(const struct f2fs_sb *sb, uint32_t segno)
 	return false;
 }
 
+/*
+ * Free: nothing valid now, nothing valid at the checkpoint, and not written
+ * since it.  A segment filled and emptied within one checkpoint interval
+ * stays "prefree" until the next checkpoint: roll-forward may still replay
+ * an fsync()ed dnode that points into it.
+ */
 static bool seg_is_free(const struct f2fs_sb *sb, uint32_t segno)
 {
 	const struct f2fs_seg_entry *se = &sb->sm->sentries[segno];
 
-	return !se->valid_blocks && !se->ckpt_valid_blocks && !is_curseg(sb, segno);
+	return !se->valid_blocks && !se->ckpt_valid_blocks && !se->written && !is_curseg(sb, segno);
 }
 
 uint64_t f2fs_segment_mtime(struct f2fs_sb *sb)
@@ -393,11 +399,20 @@ static int new_curseg(struct f2fs_sb *sb, int type)
 	memset(cs->sum, 0, SUM_ENTRIES_SIZE);
 	cs->sum[SUM_FOOTER_OFFSET] = type >= CURSEG_HOT_NODE ? SUM_TYPE_NODE : SUM_TYPE_DATA;
 	sb->sm->free_segments--;
+	/* __set_sit_entry_type: the SIT names the log a segment belongs to */
+	sb->sm->sentries[segno].type = (uint8_t)type;
+	mark_sit_dirty(sb->sm, segno);
 	return 0;
 }
 
 int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
 			uint16_t ofs_in_node, uint32_t *blkaddr)
+{
+	return f2fs_allocate_block_next(sb, type, nid, version, ofs_in_node, blkaddr, NULL);
+}
+
+int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next)
 {
 	struct f2fs_sm_info *sm = sb->sm;
 	struct f2fs_curseg *cs = &sb->curseg[type];
@@ -424,6 +439,7 @@ int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t vers
 			      : mtime;
 	f2fs_set_bit(cs->blkoff, se->cur_valid_map);
 	se->valid_blocks++;
+	se->written = true;
 	se->type = (uint8_t)type;
 	mark_sit_dirty(sm, cs->segno);
 	cs->blkoff++;
@@ -431,6 +447,9 @@ int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t vers
 	 * must not record a write pointer at the end of a segment */
 	if (cs->blkoff >= sb->blocks_per_seg && new_curseg(sb, type))
 		f2fs_warn(sb, "no free segment left for log %d", type);
+	/* NEXT_FREE_BLKADDR, for the node chain roll-forward follows */
+	if (next)
+		*next = f2fs_seg_start_blkaddr(sb, cs->segno) + cs->blkoff;
 out:
 	pthread_mutex_unlock(&sm->lock);
 	return err;
@@ -460,8 +479,6 @@ void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr)
 	f2fs_clear_bit(off, se->cur_valid_map);
 	se->valid_blocks--;
 	mark_sit_dirty(sm, segno);
-	if (seg_is_free(sb, segno))
-		sm->free_segments++;	/* written and emptied since the checkpoint */
 	pthread_mutex_unlock(&sm->lock);
 }
 
@@ -574,6 +591,7 @@ void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
 
 		se->ckpt_valid_blocks = se->valid_blocks;
 		memcpy(se->ckpt_valid_map, se->cur_valid_map, SIT_VBLOCK_MAP_SIZE);
+		se->written = false;
 		if (seg_is_free(sb, s))
 			sm->free_segments++;
 	}
@@ -639,4 +657,110 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 			break;
 	}
 	pthread_rwlock_unlock(&sb->cp_rwsem);
+}
+
+/* Roll-forward: block `blkaddr`, written after the checkpoint, is live again
+ * as slot ofs of dnode nid.  Mark it valid and record its summary. */
+int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
+		       uint16_t ofs)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+	uint32_t segno = (blkaddr - sb->main_blkaddr) >> sb->log_blocks_per_seg;
+	uint32_t off = (blkaddr - sb->main_blkaddr) & (sb->blocks_per_seg - 1);
+	struct f2fs_seg_entry *se;
+	uint8_t *sum = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&sm->lock);
+	se = &sm->sentries[segno];
+	if (f2fs_test_bit(off, se->cur_valid_map)) {
+		pthread_mutex_unlock(&sm->lock);
+		return f2fs_corrupted(sb, "recovery: block 0x%x is already in use", blkaddr);
+	}
+	if (seg_is_free(sb, segno))
+		sm->free_segments--;
+	f2fs_set_bit(off, se->cur_valid_map);
+	se->valid_blocks++;
+	se->written = true;
+	if (!se->type || se->type >= NR_CURSEG_TYPE || se->valid_blocks == 1)
+		se->type = CURSEG_WARM_DATA;
+	mark_sit_dirty(sm, segno);
+	for (int t = 0; t < NR_CURSEG_TYPE; t++) {
+		if (sb->curseg[t].segno == segno) {
+			sum = sb->curseg[t].sum;
+			break;
+		}
+	}
+	if (sum) {
+		put_le32(sum + off * SUMMARY_SIZE, nid);
+		sum[off * SUMMARY_SIZE + 4] = version;
+		put_le16(sum + off * SUMMARY_SIZE + 5, ofs);
+	}
+	pthread_mutex_unlock(&sm->lock);
+	if (!sum) {
+		/* not a current segment: its summary is in the SSA */
+		uint8_t *blk = f2fs_alloc_blocks(1);
+		struct iovec iov = { blk, F2FS_BLKSIZE };
+		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + segno,
+					.nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
+
+		if (!blk)
+			return -ENOMEM;
+		err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, blk, 1);
+		if (!err) {
+			if (blk[SUM_FOOTER_OFFSET] != SUM_TYPE_DATA && se->valid_blocks == 1)
+				blk[SUM_FOOTER_OFFSET] = SUM_TYPE_DATA;
+			put_le32(blk + off * SUMMARY_SIZE, nid);
+			blk[off * SUMMARY_SIZE + 4] = version;
+			put_le16(blk + off * SUMMARY_SIZE + 5, ofs);
+			err = f2fs_submit_bio(sb->dev, &bio);
+		}
+		free(blk);
+	}
+	return err;
+}
+
+/* After roll-forward every log moves to a fresh segment: recovered blocks may
+ * lie beyond a log's checkpointed write pointer (f2fs_allocate_new_segments). */
+int f2fs_allocate_new_segments(struct f2fs_sb *sb)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	for (int t = 0; t < NR_CURSEG_TYPE && !err; t++)
+		err = new_curseg(sb, t);
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
+/*
+ * restore_node_summary: after a checkpoint without node summaries (not an
+ * unmount), the summaries of the current node segments are rebuilt from
+ * the footers of the node blocks in them, as the kernel does.
+ */
+int f2fs_restore_node_summaries(struct f2fs_sb *sb)
+{
+	uint8_t *seg;
+	int err = 0;
+
+	if (f2fs_cp_flag(sb, CP_UMOUNT_FLAG))
+		return 0;
+	seg = f2fs_alloc_blocks(sb->blocks_per_seg);
+	if (!seg)
+		return -ENOMEM;
+	for (int t = CURSEG_HOT_NODE; t < NR_CURSEG_TYPE && !err; t++) {
+		struct f2fs_curseg *cs = &sb->curseg[t];
+
+		err = f2fs_dev_read(sb->dev, f2fs_seg_start_blkaddr(sb, cs->segno), seg,
+				    sb->blocks_per_seg);
+		if (err)
+			break;
+		memset(cs->sum, 0, SUM_ENTRIES_SIZE);
+		for (uint32_t i = 0; i < sb->blocks_per_seg; i++)
+			put_le32(cs->sum + i * SUMMARY_SIZE,
+				 f2fs_node_nid(seg + (size_t)i * F2FS_BLKSIZE));
+		cs->sum[SUM_FOOTER_OFFSET] = SUM_TYPE_NODE;
+	}
+	free(seg);
+	return err;
 }

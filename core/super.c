@@ -13,6 +13,8 @@
 /* ---- messages ---- */
 
 static void vmsg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, va_list ap)
+	F2FS_PRINTF(3, 0);
+static void vmsg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, va_list ap)
 {
 	static const char *const prefix[] = { "error", "warning", "info", "debug" };
 	char buf[512];
@@ -194,8 +196,7 @@ static int read_super(struct f2fs_sb *sb)
 		return -ENOMEM;
 	if (dev_blocks < 2) {
 		free(blk);
-		f2fs_err(sb, "superblock: device too small (%llu bytes)",
-			 (unsigned long long)(dev_blocks * F2FS_BLKSIZE));
+		f2fs_err(sb, "superblock: device too small (under two 4 KiB blocks)");
 		return -EINVAL;
 	}
 	err = f2fs_dev_read(sb->dev, 0, blk, 2);
@@ -318,9 +319,13 @@ static int fill_super(struct f2fs_sb *sb)
 		if (n) {
 			sb->recovery_pending = true;
 			sb->nr_fsync_dnodes = n;
-			f2fs_warn(sb, "roll-forward recovery is pending: %u fsync()ed node block(s) "
-				  "after the last checkpoint are not shown; the mount shows the "
-				  "checkpointed state", n);
+			if (sb->opts.readonly)
+				f2fs_warn(sb, "roll-forward recovery is pending: %u fsync()ed node "
+					  "block(s) after the last checkpoint are not shown; the mount "
+					  "shows the checkpointed state", n);
+			else
+				f2fs_info(sb, "roll-forward recovery: %u fsync()ed node block(s) after "
+					  "the last checkpoint", n);
 		}
 	}
 	if (sb->nr_orphans)
@@ -371,10 +376,9 @@ static int enable_write(struct f2fs_sb *sb)
 		f2fs_err(sb, "the filesystem has the \"ro\" feature: mount it read-only");
 		return -EROFS;
 	}
-	if (sb->recovery_pending) {
-		f2fs_err(sb, "roll-forward recovery is pending and cannot be replayed yet: "
-			 "mount read-only");
-		return -EROFS;
+	if (sb->recovery_pending && sb->opts.norecovery) {
+		f2fs_err(sb, "norecovery needs a read-only mount: fsync()ed data would be lost");
+		return -EINVAL;
 	}
 	if (f2fs_cp_flag(sb, CP_FSCK_FLAG | CP_ERROR_FLAG)) {
 		f2fs_err(sb, "the filesystem needs fsck.f2fs before it can be written");
@@ -382,11 +386,15 @@ static int enable_write(struct f2fs_sb *sb)
 	}
 	err = f2fs_build_sit(sb);
 	if (!err)
+		err = f2fs_restore_node_summaries(sb);
+	if (!err)
 		err = f2fs_build_node_manager(sb);
 	if (!err)
 		err = f2fs_build_node_table(sb);
 	if (!err)
 		err = f2fs_recover_orphans(sb);
+	if (!err && sb->recovery_pending)
+		err = f2fs_recover_fsync_data(sb);
 	return err;
 }
 
