@@ -24,6 +24,7 @@ struct f2fs_mount_opts {
 	bool direct;		/* O_DIRECT on the device */
 	bool norecovery;	/* do not roll forward fsync()ed data */
 	bool fsync_checkpoint;	/* every fsync commits a checkpoint (no roll-forward) */
+	unsigned int checkpoint_interval;	/* seconds; 0 = the default, 60 */
 	size_t cache_size;	/* bytes for the node/meta block cache; 0 = default */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;
@@ -128,6 +129,19 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 /* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|KEEP_SIZE, FALLOC_FL_ZERO_RANGE */
 int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len);
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
+
+/* flags: XATTR_CREATE, XATTR_REPLACE (0: either); -ENODATA, -EEXIST, -E2BIG, -ENOSPC */
+int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
+		  size_t size, int flags);
+int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name);
+
+/*
+ * Periodic upkeep for a writable mount, to be called about once a second
+ * from a thread of the caller's (the core starts none): commits a
+ * checkpoint once opts.checkpoint_interval seconds have passed with
+ * changes pending.
+ */
+void f2fs_maintenance(struct f2fs_sb *sb);
 
 /* flags: RENAME_NOREPLACE, RENAME_EXCHANGE */
 int f2fs_rename(struct f2fs_sb *sb, uint32_t olddir, const char *oldname, size_t oldlen,

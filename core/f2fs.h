@@ -244,6 +244,11 @@ int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inod
 ssize_t f2fs_xattr_get(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
 		       void *buf, size_t size);
 ssize_t f2fs_xattr_list(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf, size_t size);
+#define F2FS_XATTR_CREATE	0x1	/* XATTR_CREATE */
+#define F2FS_XATTR_REPLACE	0x2	/* XATTR_REPLACE */
+/* value NULL removes; caller holds the inode's write lock */
+int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
+		   const void *value, size_t size, int flags);
 /* Roll-forward: the inode's xattr node becomes the fsync()ed copy. */
 int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 /* Raw access by index, for the encryption context (index 9, name "c"). */
@@ -510,6 +515,7 @@ struct f2fs_sb {
 	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
 	pthread_mutex_t orphan_lock;	/* orphans[] on a writable mount */
 	uint32_t orphan_cap;
+	uint64_t last_cp_time;		/* monotonic seconds, for the periodic checkpoint */
 };
 
 /* namei.c */

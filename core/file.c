@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "f2fs.h"
 
@@ -325,4 +326,83 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	if (need_cp)
 		err = f2fs_sync_fs(sb, false);
 	return err;
+}
+
+int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
+		  size_t size, int flags)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	int err;
+
+	if (!writable(sb))
+		return -EROFS;
+	if (!value && size)
+		return -EINVAL;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	f2fs_balance_fs(sb);
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	/* an empty value is a value: pass a non-NULL pointer for it */
+	err = f2fs_xattr_set(sb, inode, name, value ? value : "", size, flags);
+	if (!err) {
+		f2fs_now(&now);
+		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	int err;
+
+	if (!writable(sb))
+		return -EROFS;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	err = f2fs_xattr_set(sb, inode, name, NULL, 0, F2FS_XATTR_REPLACE);
+	if (!err) {
+		f2fs_now(&now);
+		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+/* Periodic checkpoint: as the kernel's checkpoint thread with cp_interval. */
+void f2fs_maintenance(struct f2fs_sb *sb)
+{
+	struct timespec ts;
+	unsigned int interval = sb->opts.checkpoint_interval ? sb->opts.checkpoint_interval : 60;
+	bool dirty;
+
+	if (!writable(sb))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!sb->last_cp_time)
+		sb->last_cp_time = (uint64_t)ts.tv_sec;
+	if ((uint64_t)ts.tv_sec - sb->last_cp_time < interval)
+		return;
+	pthread_mutex_lock(&sb->sm->lock);
+	dirty = sb->sm->nr_dirty_sentries > 0;
+	pthread_mutex_unlock(&sb->sm->lock);
+	dirty = dirty || f2fs_nr_dirty_nodes(sb) > 0;
+	if (dirty && f2fs_sync_fs(sb, false) == 0)
+		sb->last_cp_time = (uint64_t)ts.tv_sec;
+	else if (!dirty)
+		sb->last_cp_time = (uint64_t)ts.tv_sec;
 }

@@ -450,3 +450,291 @@ ssize_t f2fs_xattr_list(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf,
 		return ret;
 	return (ssize_t)total;
 }
+
+/* ======================= setting and removing ======================= */
+
+/* MIN_OFFSET / MAX_VALUE_LEN of the kernel's xattr.h */
+static size_t min_offset(const struct f2fs_inode *inode)
+{
+	return XATTR_ALIGN(f2fs_inline_xattr_size(inode) + VALID_XATTR_BLOCK_SIZE);
+}
+
+/* Load the whole list (both pieces) into a zeroed buffer of min_offset()+4. */
+static int load_all(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint8_t **out)
+{
+	size_t inl = f2fs_inline_xattr_size(inode);
+	uint8_t *buf = calloc(1, min_offset(inode) + F2FS_BLKSIZE);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (inl)
+		memcpy(buf, f2fs_inline_xattr_addr(inode), inl);
+	if (inode->xattr_nid) {
+		uint8_t *node = f2fs_alloc_blocks(1);
+
+		if (!node) {
+			free(buf);
+			return -ENOMEM;
+		}
+		err = f2fs_get_node(sb, inode->xattr_nid, node);
+		if (!err && (f2fs_node_ino(node) != inode->ino ||
+			     f2fs_node_ofs(node) != XATTR_NODE_OFFSET))
+			err = f2fs_corrupted(sb, "inode %u: xattr node %u is not its xattr node",
+					     inode->ino, inode->xattr_nid);
+		if (!err)
+			memcpy(buf + inl, node, VALID_XATTR_BLOCK_SIZE);
+		free(node);
+	}
+	if (!err && get_le32(buf) != F2FS_XATTR_MAGIC) {
+		if (get_le32(buf) != 0)
+			err = f2fs_corrupted(sb, "inode %u: bad xattr magic 0x%08x", inode->ino,
+					     get_le32(buf));
+		memset(buf, 0, XATTR_HDR_SIZE);
+		put_le32(buf, F2FS_XATTR_MAGIC);
+		put_le32(buf + 4, 1);
+	}
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* write_all_xattrs: the inline part into the inode, the rest into the node. */
+static int store_all(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf, size_t used)
+{
+	size_t inl = f2fs_inline_xattr_size(inode);
+	uint8_t *node;
+	int err = 0;
+
+	if (inl)
+		memcpy(f2fs_inline_xattr_addr(inode), buf, inl);
+	if (used <= inl && !inode->xattr_nid)
+		return f2fs_mark_inode_dirty(sb, inode);
+	node = f2fs_alloc_blocks(1);
+	if (!node)
+		return -ENOMEM;
+	if (!inode->xattr_nid) {
+		uint32_t nid;
+
+		err = f2fs_new_node(sb, inode->ino, XATTR_NODE_OFFSET, true, &nid, node);
+		if (err)
+			goto out;
+		inode->xattr_nid = nid;
+		inode->blocks++;
+	} else {
+		err = f2fs_get_node(sb, inode->xattr_nid, node);
+		if (err)
+			goto out;
+	}
+	memcpy(node, buf + inl, VALID_XATTR_BLOCK_SIZE);
+	err = f2fs_set_node_dirty(sb, inode->xattr_nid, node);
+	if (!err)
+		err = f2fs_mark_inode_dirty(sb, inode);
+out:
+	free(node);
+	return err;
+}
+
+/* Entry positions: end of the used list and the entry (index, name), if any. */
+static int scan_list(struct f2fs_sb *sb, const struct f2fs_inode *inode, const uint8_t *buf,
+		     size_t limit, int index, const char *name, size_t len, size_t *here,
+		     size_t *last)
+{
+	size_t pos = XATTR_HDR_SIZE;
+
+	*here = SIZE_MAX;
+	while (pos + 4 <= limit && get_le32(buf + pos)) {
+		size_t sz = XATTR_ALIGN((size_t)XATTR_ENTRY_HDR_SIZE + buf[pos + 1] +
+					get_le16(buf + pos + 2));
+
+		if (sz > limit - pos)
+			return f2fs_corrupted(sb, "inode %u: xattr entry at %zu runs past the area",
+					      inode->ino, pos);
+		if (buf[pos] == index && buf[pos + 1] == len && !memcmp(buf + pos + 4, name, len))
+			*here = pos;
+		pos += sz;
+	}
+	*last = pos;
+	return 0;
+}
+
+/* __f2fs_setxattr: value NULL removes. */
+static int set_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, const char *name,
+		   const void *value, size_t size, int flags)
+{
+	size_t len = strlen(name), here = SIZE_MAX, last = 0, limit = min_offset(inode), newsize;
+	uint8_t *buf;
+	int err;
+
+	if (len > F2FS_NAME_LEN)
+		return -ERANGE;
+	if (value && size > limit - XATTR_HDR_SIZE - XATTR_ENTRY_HDR_SIZE)
+		return -E2BIG;
+	err = load_all(sb, inode, &buf);
+	if (err)
+		return err;
+	err = scan_list(sb, inode, buf, limit, index, name, len, &here, &last);
+	if (err)
+		goto out;
+	if (here != SIZE_MAX) {
+		if (flags & F2FS_XATTR_CREATE) {
+			err = -EEXIST;
+			goto out;
+		}
+	} else if (flags & F2FS_XATTR_REPLACE) {
+		err = -ENODATA;
+		goto out;
+	} else if (!value) {
+		err = -ENODATA;
+		goto out;
+	}
+	newsize = XATTR_ALIGN(XATTR_ENTRY_HDR_SIZE + len + size);
+	if (value) {
+		size_t free_ = limit - last;
+
+		if (here != SIZE_MAX)
+			free_ += XATTR_ALIGN((size_t)XATTR_ENTRY_HDR_SIZE + buf[here + 1] +
+					     get_le16(buf + here + 2));
+		if (free_ < newsize + 4) {	/* room for the terminating word too */
+			err = -E2BIG;
+			goto out;
+		}
+	}
+	if (here != SIZE_MAX) {
+		size_t old = XATTR_ALIGN((size_t)XATTR_ENTRY_HDR_SIZE + buf[here + 1] +
+					 get_le16(buf + here + 2));
+
+		memmove(buf + here, buf + here + old, last - here - old);
+		last -= old;
+		memset(buf + last, 0, old);
+	}
+	if (value) {
+		buf[last] = (uint8_t)index;
+		buf[last + 1] = (uint8_t)len;
+		put_le16(buf + last + 2, (uint16_t)size);
+		memcpy(buf + last + 4, name, len);
+		memcpy(buf + last + 4 + len, value, size);
+		last += newsize;
+		put_le32(buf + last, 0);
+	}
+	err = store_all(sb, inode, buf, last + 4);
+out:
+	free(buf);
+	return err;
+}
+
+/* posix_acl_xattr (version 2, {tag, perm, id}) -> the f2fs on-disk ACL. */
+static int acl_to_disk(const uint8_t *v, size_t size, uint8_t **out, size_t *outlen,
+		       uint16_t *mode, bool access)
+{
+	size_t n, o = ACL_HDR_SIZE;
+	uint8_t *d;
+	int user_obj = -1, group_obj = -1, mask = -1, other = -1, named = 0;
+
+	if (size < ACL_HDR_SIZE || get_le32(v) != POSIX_ACL_XATTR_VERSION ||
+	    (size - ACL_HDR_SIZE) % ACL_XATTR_ENTRY_SIZE)
+		return -EINVAL;
+	n = (size - ACL_HDR_SIZE) / ACL_XATTR_ENTRY_SIZE;
+	d = malloc(ACL_HDR_SIZE + n * ACL_LONG_SIZE);
+	if (!d)
+		return -ENOMEM;
+	put_le32(d, F2FS_ACL_VERSION);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *e = v + ACL_HDR_SIZE + i * ACL_XATTR_ENTRY_SIZE;
+		uint16_t tag = get_le16(e), perm = get_le16(e + 2);
+
+		if (perm & ~7u)
+			goto bad;
+		put_le16(d + o, tag);
+		put_le16(d + o + 2, perm);
+		switch (tag) {
+		case ACL_USER_OBJ: user_obj = perm; o += ACL_SHORT_SIZE; break;
+		case ACL_GROUP_OBJ: group_obj = perm; o += ACL_SHORT_SIZE; break;
+		case ACL_MASK: mask = perm; o += ACL_SHORT_SIZE; break;
+		case ACL_OTHER: other = perm; o += ACL_SHORT_SIZE; break;
+		case ACL_USER: case ACL_GROUP:
+			put_le32(d + o + 4, get_le32(e + 4));
+			o += ACL_LONG_SIZE;
+			named++;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	if (n && (user_obj < 0 || group_obj < 0 || other < 0 || (named && mask < 0)))
+		goto bad;
+	if (access && n) {
+		/* posix_acl_update_mode: the mode mirrors the ACL */
+		*mode = (uint16_t)((*mode & ~0777u) | ((unsigned)user_obj << 6) |
+				   ((unsigned)(mask >= 0 ? mask : group_obj) << 3) | (unsigned)other);
+		if (!named && mask < 0) {
+			/* equivalent to the mode: nothing to store */
+			free(d);
+			*out = NULL;
+			*outlen = 0;
+			return 0;
+		}
+	}
+	*out = d;
+	*outlen = o;
+	return 0;
+bad:
+	free(d);
+	return -EINVAL;
+}
+
+int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
+		   const void *value, size_t size, int flags)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(xattr_handlers); i++) {
+		size_t plen = strlen(xattr_handlers[i].prefix);
+		const char *suffix;
+		int index = xattr_handlers[i].index;
+
+		if (strncmp(name, xattr_handlers[i].prefix, plen) != 0)
+			continue;
+		suffix = name + plen;
+		if (xattr_handlers[i].exact) {
+			if (*suffix)
+				continue;
+		} else if (!*suffix) {
+			return -EINVAL;
+		}
+		if (index == F2FS_XATTR_INDEX_ADVISE)
+			return -EOPNOTSUPP;
+		if (index == F2FS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+		    index == F2FS_XATTR_INDEX_POSIX_ACL_DEFAULT) {
+			bool access = index == F2FS_XATTR_INDEX_POSIX_ACL_ACCESS;
+			uint16_t mode = inode->mode;
+			uint8_t *disk = NULL;
+			size_t dlen = 0;
+			int err;
+
+			if (S_ISLNK(inode->mode) || (!access && !S_ISDIR(inode->mode)))
+				return access ? -EOPNOTSUPP : -EACCES;
+			if (value) {
+				err = acl_to_disk(value, size, &disk, &dlen, &mode, access);
+				if (err)
+					return err;
+			}
+			if (value && disk) {
+				err = set_raw(sb, inode, index, "", disk, dlen, flags);
+			} else {
+				err = set_raw(sb, inode, index, "", NULL, 0, 0);
+				if (err == -ENODATA && value)
+					err = 0;	/* nothing stored, nothing to remove */
+			}
+			free(disk);
+			if (!err && mode != inode->mode) {
+				inode->mode = mode;
+				err = f2fs_mark_inode_dirty(sb, inode);
+			}
+			return err;
+		}
+		return set_raw(sb, inode, index, suffix, value, size, flags);
+	}
+	return -EOPNOTSUPP;
+}
