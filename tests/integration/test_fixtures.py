@@ -482,7 +482,8 @@ def _as_user(uid, gid, code, timeout=60):
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to switch users")
 def test_plain_permissions_enforced(f2fs_fuse, fixture_image):
     """The kernel checks permissions (default_permissions): other users,
-    through allow_other, get exactly what the modes and owners allow."""
+    through allow_other, get exactly what the modes, owners and POSIX ACLs
+    allow."""
     # pytest's own folders are private to root: mount where others can reach
     top = tempfile.mkdtemp(prefix="f2fs-fuse-perm-", dir="/tmp")
     os.chmod(top, 0o755)
@@ -506,6 +507,8 @@ def _permission_probes(f2fs_fuse, image, mnt):
             "for n in ('perm/mode-0644x', 'perm/mode-0444', 'perm/mode-0600', 'perm/mode-0000',\n"
             "          'perm/mode-0400', 'perm/owner-1000', 'perm/owner-nobody'):\n"
             "    print(n + '=' + t(lambda: r(n)))\n"
+            "for n in ('xattr/acl-file', 'xattr/acl-dir/inherits'):\n"
+            "    print(n + '=' + t(lambda: r(n)))\n"
             "print('ls-0700=' + t(lambda: os.listdir(os.path.join(p, 'perm/dir-0700'))))\n"
             "print('ls-1777=' + t(lambda: os.listdir(os.path.join(p, 'perm/dir-1777'))))\n"
         ) % m.path
@@ -516,5 +519,37 @@ def _permission_probes(f2fs_fuse, image, mnt):
         "perm/mode-0644x": str(errno.ENOENT), "perm/mode-0444": "ok",
         "perm/mode-0600": EACCES, "perm/mode-0000": EACCES, "perm/mode-0400": EACCES,
         "perm/owner-1000": "ok", "perm/owner-nobody": "ok",
+        "xattr/acl-file": EACCES, "xattr/acl-dir/inherits": EACCES,
         "ls-0700": EACCES, "ls-1777": "ok"}, nobody
     assert user1000["perm/mode-0600"] == EACCES and user1000["perm/owner-1000"] == "ok"
+    # mode 0640 root:root, but the access ACL grants user 1000 read
+    assert user1000["xattr/acl-file"] == "ok", user1000
+    assert user1000["xattr/acl-dir/inherits"] == "ok", user1000
+
+
+FS_IOC_GETFLAGS = 0x80086601
+
+
+def test_plain_inode_flags_match_kernel(mount, fixture_image, fixtures_dir):
+    """FS_IOC_GETFLAGS gives the flags the kernel reported for the files in
+    the compressed directories (plain.compression.txt, first column)."""
+    import array
+    import fcntl
+    want = {}
+    with open(os.path.join(fixtures_dir, "plain.compression.txt"), encoding="utf-8") as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) >= 2 and cols[0].startswith("0x"):
+                want[cols[-1]] = int(cols[0], 16)
+    assert len(want) > 20
+    got = {}
+    with mount(fixture_image("plain")) as m:
+        for p in want:
+            fd = os.open(os.path.join(m.path, p), os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                buf = array.array("l", [0])
+                fcntl.ioctl(fd, FS_IOC_GETFLAGS, buf, True)
+                got[p] = buf[0] & 0xFFFFFFFF
+            finally:
+                os.close(fd)
+    assert got == want
