@@ -353,6 +353,41 @@ def kernel_run(image, script, opts=(), files=None, mount=True, check=True, image
     return r
 
 
+def range_mismatches(ranges_text, root):
+    """Check the range digests a guest manifest wrote (kmanifest NAME ->
+    NAME.ranges: `path offset length sha256` lines for files too large to
+    hash in the guest) against the tree at `root`.  Returns readable
+    differences, empty when all match."""
+    import hashlib
+    sys.path.insert(0, INTEGRATION)
+    import manifest as M
+    diffs = []
+    for line in ranges_text.splitlines():
+        if not line.strip():
+            continue
+        ptxt, off, n, want = line.split("\t")
+        off, n = int(off), int(n)
+        path = os.path.join(os.fsencode(root), M.unescape(ptxt))
+        h = hashlib.sha256()
+        try:
+            with open(path, "rb") as f:
+                f.seek(off)
+                left = n
+                while left > 0:
+                    b = f.read(min(left, 1 << 20))
+                    if not b:
+                        break
+                    h.update(b)
+                    left -= len(b)
+        except OSError as e:
+            diffs.append("%s: reading [%d, +%d): %s" % (ptxt, off, n, e))
+            continue
+        if h.hexdigest() != want:
+            diffs.append("%s: bytes [%d, +%d) differ (kernel %s, here %s)"
+                         % (ptxt, off, n, want[:16], h.hexdigest()[:16]))
+    return diffs
+
+
 # ---------------------------------------------------------------- CLI
 
 def _cli(argv):

@@ -4,6 +4,8 @@
         print DIR's manifest (the integration suite's manifest.py format)
     populate DIR [--seed N] [--big]
         build the reference tree in DIR through the mounted filesystem
+    populate-compressed DIR [--seed N]
+        compressed files, one +c directory per algorithm
     more DIR [--seed N]
         a second round of changes on a tree (any tree): appends, overwrites,
         truncates, new and removed entries, renames, hard links, xattr
@@ -323,6 +325,62 @@ def populate(root, seed=1, big=False):
     return t.count
 
 
+FS_IOC_GETFLAGS = 0x80086601
+FS_IOC_SETFLAGS = 0x40086602
+FS_COMPR_FL = 0x00000004
+F2FS_IOC_SET_COMPRESS_OPTION = 0x4002f516     # _IOW(0xf5, 22, {u8 algorithm, u8 log})
+COMPRESS_ALGOS = {"lzo": 0, "lz4": 1, "zstd": 2, "lzo-rle": 3}
+
+
+def set_flags(path, add):
+    import fcntl
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buf = fcntl.ioctl(fd, FS_IOC_GETFLAGS, struct.pack("<q", 0))
+        flags = struct.unpack("<q", buf)[0] | add
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("<q", flags))
+    finally:
+        os.close(fd)
+
+
+def populate_compressed(root, seed=3):
+    """Compressed files (needs mkfs -O extra_attr,compression): a +c directory
+    per algorithm, files created in it get the flag; each file's algorithm and
+    cluster size are set with F2FS_IOC_SET_COMPRESS_OPTION before writing."""
+    import fcntl
+    rng = random.Random(seed)
+    n = 0
+    for algo, log in (("lz4", 2), ("zstd", 3), ("lzo", 2), ("lzo-rle", 4), ("lz4", 4)):
+        d = os.path.join(root, "compr-%s-%d" % (algo, log))
+        os.mkdir(d)
+        set_flags(d, FS_COMPR_FL)
+        for size in (0, 100, 4096, 16384, 16385, 70000, 3 * MiB + 5, 9 * MiB):
+            p = os.path.join(d, "c%d" % size)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                fcntl.ioctl(fd, F2FS_IOC_SET_COMPRESS_OPTION,
+                            struct.pack("BB", COMPRESS_ALGOS[algo], log))
+                data = bytearray()
+                while len(data) < size:      # compressible, with some random runs
+                    if rng.random() < 0.2:
+                        data += rng.randbytes(rng.randrange(1, 3000))
+                    else:
+                        data += b"compressible %s line %d\n" % (algo.encode(), len(data))
+                os.write(fd, bytes(data[:size]))
+            finally:
+                os.close(fd)
+            n += 1
+        # a sparse compressed file and one overwritten after the fact
+        p = os.path.join(d, "sparse")
+        write_at(p, {5 * MiB: b"z" * 50000}, size=6 * MiB)
+        p = os.path.join(d, "rewritten")
+        write_at(p, {0: b"a" * 100000})
+        os.sync()
+        write_at(p, {30000: b"b" * 7000})
+        n += 2
+    return n
+
+
 def more(root, seed=2):
     """Changes on an existing tree, whatever it holds.  Returns a log of what
     was done (one line per change)."""
@@ -528,6 +586,12 @@ def cmd_populate(args):
     return 0
 
 
+def cmd_populate_compressed(args):
+    n = populate_compressed(args[0], seed=_opt(args, "--seed", 3))
+    print("populated %s: %d compressed files" % (args[0], n))
+    return 0
+
+
 def cmd_more(args):
     for line in more(args[0], seed=_opt(args, "--seed", 2)):
         print(line)
@@ -543,6 +607,7 @@ def cmd_fsinfo(args):
 
 def main(argv):
     cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
+            "populate-compressed": cmd_populate_compressed,
             "fsinfo": cmd_fsinfo}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)

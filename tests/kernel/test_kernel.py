@@ -1,0 +1,235 @@
+"""Compatibility with the Linux kernel's f2fs driver, both directions, with
+the distribution kernel booted under qemu (see run_guest.py, setup.sh).
+
+kernel -> f2fs-fuse (test_kernel_written_*): mkfs.f2fs, the kernel writes a
+    tree (every file type and layout it can make: inline and multi-block
+    files, sparse and fallocated files, big and holey directories, odd
+    names, symlinks of every length class, hard links, devices, fifos,
+    sockets, modes, owners, mtimes from negative to 2100, xattrs in all
+    namespaces, POSIX ACLs, compressed files), unmounts, mounts again and
+    takes its manifest; then fsck.f2fs must find the image clean and
+    f2fs-fuse must show exactly the kernel's manifest, directory sizes
+    included (both read the same on-disk i_size).
+
+writer -> kernel -> f2fs-fuse (test_writer_image_*): the template the
+    write-path tests follow.  An image written by a producer (for now
+    mkfs.f2fs + sload.f2fs; the write path will put f2fs-fuse in its place)
+    is checked with fsck.f2fs, read by f2fs-fuse, then mounted by the
+    kernel, whose manifest must equal f2fs-fuse's and the producer's
+    expected manifest, with a clean kernel log; the kernel then writes more
+    (appends, overwrites, truncates, renames, links, removals, xattr and
+    attribute changes), and the image goes back to fsck.f2fs and f2fs-fuse,
+    which must show the kernel's new manifest.
+
+Files larger than 64 MiB (the 8 GiB sparse file) are not hashed in the
+guest; their data extents and samples of their holes are compared by range
+digests instead.  Skips only when qemu, a kernel or busybox cannot be had.
+"""
+
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, HERE)
+
+import fsutil  # noqa: E402
+import manifest as M  # noqa: E402
+import run_guest as G  # noqa: E402
+import treegen  # noqa: E402
+
+MiB = 1 << 20
+EXTRA = "extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime,sb_checksum"
+
+# name: (image size, mkfs -O features, mount options, guest command that fills the tree)
+KERNEL_CONFIGS = {
+    "default": (512 * MiB, None, "", "populate $MNT --seed 11"),
+    "extra-features": (512 * MiB, EXTRA, "", "populate $MNT --seed 12"),
+    "compression": (512 * MiB, EXTRA + ",compression", "", "populate-compressed $MNT --seed 13"),
+}
+
+# name: (image size, mkfs -O features, treegen profile)
+WRITER_CONFIGS = {
+    "sload-default": (256 * MiB, None, "full"),
+    "sload-extra-features": (256 * MiB, EXTRA, "full-extra"),
+}
+
+
+# ---------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="session")
+def guest():
+    try:
+        return G.guest_info()
+    except G.GuestUnavailable as e:
+        print("\nkernel tests skipped: %s" % e)
+        pytest.skip("no guest: %s" % e)
+
+
+@pytest.fixture(scope="session")
+def f2fs_fuse():
+    path = os.environ.get("F2FS_FUSE") or os.path.join(REPO, "build", "f2fs-fuse")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        pytest.fail("f2fs-fuse binary not found at %s (run make, or set F2FS_FUSE)" % path)
+    if not os.path.exists("/dev/fuse"):
+        pytest.fail("/dev/fuse is missing: load the fuse module (modprobe fuse)")
+    return path
+
+
+# ---------------------------------------------------------------- helpers
+
+def mkfs(image, size, features=None):
+    image = str(image)
+    if os.path.exists(image):
+        os.unlink(image)
+    with open(image, "wb") as f:
+        f.truncate(size)
+    cmd = ["mkfs.f2fs", "-f"]
+    if features:
+        cmd += ["-O", features]
+    fsutil.run(cmd + [image], check=True)
+    return image
+
+
+def assert_guest_ok(r, what):
+    if not r.ok:
+        raise AssertionError("%s failed in the guest\n%s" % (what, r.summary()))
+    bad = G.dmesg_f2fs_errors(r.dmesg)
+    assert r.dmesg, "no kernel log came back from the guest\n" + r.summary()
+    assert not bad, "%s: the kernel log shows problems:\n  %s" % (what, "\n  ".join(bad))
+
+
+def kernel_manifest(r, name):
+    assert name in r.files, "guest left no %s\n%s" % (name, r.summary())
+    m = M.parse_text(r.text(name), name)
+    assert len(m) > 0
+    return m, r.text(name + ".ranges") if name + ".ranges" in r.files else ""
+
+
+def fuse_view(f2fs_fuse, image, mnt, ranges=""):
+    """Mount `image` read-only with f2fs-fuse; (manifest, range differences)."""
+    with fsutil.mounted(f2fs_fuse, image, mnt, ("ro",)) as m:
+        w = M.walk(m.path)
+        assert w.errors == [], "f2fs-fuse could not list: %s" % w.errors[:10]
+        rdiffs = G.range_mismatches(ranges, m.path)
+    return w.manifest, rdiffs
+
+
+def assert_same(expected, actual, what, **kw):
+    diffs = M.compare(expected, actual, **kw)
+    assert not diffs, "%s: %s" % (what, M.report(diffs))
+
+
+GUEST_FILL = """set -e
+. lib/ktest.sh
+kmount "{opts}"
+python3 -m ktest_guest {fill}
+python3 -m ktest_guest fsinfo $MNT
+kumount
+kmount "{opts}"
+kmanifest kernel.tsv
+kumount
+"""
+
+
+# ---------------------------------------------------------------- kernel -> f2fs-fuse
+
+@pytest.mark.parametrize("config", sorted(KERNEL_CONFIGS))
+def test_kernel_written_tree_read_by_f2fs_fuse(guest, f2fs_fuse, tmp_path, config):
+    size, features, opts, fill = KERNEL_CONFIGS[config]
+    image = mkfs(tmp_path / (config + ".img"), size, features)
+
+    r = G.run(GUEST_FILL.format(opts=opts, fill=fill), [image])
+    assert_guest_ok(r, "filling the image through the kernel")
+    kman, ranges = kernel_manifest(r, "kernel.tsv")
+    assert len(kman) > 40, "the kernel's tree is too small: %d entries" % len(kman)
+
+    fsutil.fsck_check(image)
+    fman, rdiffs = fuse_view(f2fs_fuse, image, tmp_path / "mnt", ranges)
+    assert_same(kman, fman, "f2fs-fuse vs the kernel on a kernel-written image")
+    assert not rdiffs, "large sparse files differ:\n  " + "\n  ".join(rdiffs)
+
+
+# ---------------------------------------------------------------- writer -> kernel -> f2fs-fuse
+
+def produce_image(tmp_path, name, size, features, profile):
+    """The image under test and the manifest its writer promises.
+
+    Stand-in producer: mkfs.f2fs + sload.f2fs of a generated tree (sload
+    1.15's limits are described in treegen.py).  The write-path tests put
+    f2fs-fuse here: mkfs.f2fs, mount read-write with f2fs-fuse, copy (or
+    generate) the tree through the mount, unmount, and return the image with
+    the manifest of the source tree."""
+    src = tmp_path / "src"
+    treegen.generate(src, seed=20240601, profile=profile)
+    w = M.walk(str(src))
+    assert w.errors == []
+    image = fsutil.make_image(tmp_path / (name + ".img"), src, size, features)
+    return image, treegen.expected_manifest(w)
+
+
+GUEST_ROUNDTRIP = """set -e
+. lib/ktest.sh
+kmount
+kmanifest before.tsv
+python3 -m ktest_guest more $MNT --seed 21 >$KTEST_OUT/more.log
+kumount
+kmount
+kmanifest after.tsv
+kumount
+"""
+
+
+@pytest.mark.parametrize("config", sorted(WRITER_CONFIGS))
+def test_writer_image_kernel_roundtrip(guest, f2fs_fuse, tmp_path, config):
+    """Template for the write-path tests: the producer is mkfs+sload for now."""
+    size, features, profile = WRITER_CONFIGS[config]
+    image, promised = produce_image(tmp_path, config, size, features, profile)
+
+    # 1. the producer's image is clean and f2fs-fuse reads back what it promised
+    fsutil.fsck_check(image)
+    fman1, _ = fuse_view(f2fs_fuse, image, tmp_path / "mnt1")
+    assert_same(promised, fman1, "f2fs-fuse vs the producer's manifest")
+
+    # 2. the kernel mounts it and sees the same; then writes more
+    r = G.run(GUEST_ROUNDTRIP, [image])
+    assert_guest_ok(r, "kernel mount, manifest and writes")
+    before, _ = kernel_manifest(r, "before.tsv")
+    assert_same(promised, before, "the kernel vs the producer's manifest")
+    assert_same(before, fman1, "f2fs-fuse vs the kernel on the producer's image")
+
+    # 3. back to the host: fsck, and f2fs-fuse reads what the kernel wrote
+    fsutil.fsck_check(image)
+    after, ranges = kernel_manifest(r, "after.tsv")
+    assert after.entries != before.entries, "the kernel's writes changed nothing"
+    fman2, rdiffs = fuse_view(f2fs_fuse, image, tmp_path / "mnt2", ranges)
+    assert_same(after, fman2, "f2fs-fuse vs the kernel after the kernel's writes")
+    assert not rdiffs, "large sparse files differ:\n  " + "\n  ".join(rdiffs)
+
+
+# ---------------------------------------------------------------- the harness itself
+
+def test_dmesg_filter():
+    clean = """[    8.73] F2FS-fs (vda): Found nat_bits in checkpoint
+[    8.76] F2FS-fs (vda): Mounted with checkpoint version = 441a3ab3
+[    1.57] acpi PNP0A03:00: fail to add MMCONFIG information, can't access extended PCI configuration space under this bridge.
+"""
+    assert G.dmesg_f2fs_errors(clean) == []
+    for bad in ("[ 1.0] F2FS-fs (vda): inconsistent node block, nid:5, node_footer[nid:5,ino:5,ofs:0,cpver:1,blkaddr:9]",
+                "[ 1.0] F2FS-fs (vda): Magic Mismatch, valid(0xf2f52010) - read(0x0)",
+                "[ 1.0] F2FS-fs (vda): Need to recover fsck",
+                "[ 1.0] F2FS-fs (vda): invalid crc value",
+                "[ 1.0] WARNING: CPU: 0 PID: 1 at fs/f2fs/node.c:1234 f2fs_foo+0x1/0x2",
+                "[ 1.0] Call Trace:",
+                "[ 1.0] F2FS-fs (vda): sanity_check_inode: inode (ino=4) has corrupted i_extra_isize"):
+        assert G.dmesg_f2fs_errors(clean + bad + "\n") == [bad], bad
+
+
+def test_guest_reports_failure(guest):
+    r = G.run("echo out; echo err >&2; exit 3")
+    assert r.rc == 3 and not r.ok
+    assert r.stdout == "out\n" and "err" in r.stderr
+    assert "Linux version" in r.dmesg
