@@ -84,14 +84,16 @@ CONTENT_A = {
     'big': lambda: pattern(6 * 1024 * 1024 + 5, 3),
     'huge': lambda: pattern(13 * 1024 * 1024 + 9, 4),
 }
-# sha256 of the source files, for checks on files whose mapping is corrupted
+# sha256 and crc32 of the source files, for checks on files whose mapping is corrupted
 ORIG = {}
+ORIG_CRC = {}
 
 
 def tree_a(root):
     for name, gen in CONTENT_A.items():
         data = gen()
         ORIG[name] = hashlib.sha256(data).hexdigest()
+        ORIG_CRC[name] = F.crc32_f2fs(0xFFFFFFFF, data)
         write(os.path.join(root, name), data)
     write(os.path.join(root, 'empty'), b'')
     os.symlink('hello', os.path.join(root, 'link'))
@@ -179,7 +181,8 @@ def any_(op, path, errnos=ERR, **kw):
 
 
 def ok_read(img, path):
-    return ok('read', path, sha256=sha(img.read_file(img.lookup_path(path))))
+    data = img.read_file(img.lookup_path(path))
+    return ok('read', path, sha256=sha(data), crc32=F.crc32_f2fs(0xFFFFFFFF, data))
 
 
 def ok_list(img, path):
@@ -717,7 +720,8 @@ def _(img):
     # The kernel's sanity_check_inode calls such an inode corrupted (EUCLEAN); a driver
     # that ignores or distrusts i_ext may instead read the data through i_addr.  Either
     # is fine, reading through the bogus extent is not.
-    return mounts(any_('read', 'medium', sha256=ORIG['medium']), ok_read(img, 'small'))
+    return mounts(any_('read', 'medium', sha256=ORIG['medium'], crc32=ORIG_CRC['medium']),
+                  ok_read(img, 'small'))
 
 
 @variant('extent_len_huge', 'A', 'inode', "big's i_ext length runs past the main area")
@@ -726,7 +730,8 @@ def _(img):
     fofs, blk, ln = struct.unpack_from('<III', img.buf, ino.off + 348)
     struct.pack_into('<III', img.buf, ino.off + 348, 0, blk or img.main_blkaddr, 0x7FFFFFFF)
     refix_inode(img, ino)
-    return mounts(any_('read', 'big', sha256=ORIG['big']), ok_read(img, 'small'))
+    return mounts(any_('read', 'big', sha256=ORIG['big'], crc32=ORIG_CRC['big']),
+                  ok_read(img, 'small'))
 
 
 @variant('extent_into_metadata', 'A', 'inode', "medium's i_ext points at the checkpoint area")
@@ -734,7 +739,8 @@ def _(img):
     ino = img.lookup_path('medium')
     struct.pack_into('<III', img.buf, ino.off + 348, 0, img.cp_blkaddr, 4)
     refix_inode(img, ino)
-    return mounts(any_('read', 'medium', sha256=ORIG['medium']), ok_read(img, 'small'))
+    return mounts(any_('read', 'medium', sha256=ORIG['medium'], crc32=ORIG_CRC['medium']),
+                  ok_read(img, 'small'))
 
 
 # ---- dentries in blocks ----
@@ -951,6 +957,44 @@ def block_patch(old, new):
     return out
 
 
+def write_text_manifest(f, listing):
+    """The corpus in a line format for the C unit test (tests/unit/test_corrupt_mem.c):
+        variant NAME BASE refused|ok
+        patch BLOCK HEX
+        check OP RESULT PATH ERRNOS EXTRA...     (PATH "." for the root, ERRNOS
+                                                  comma-separated; EXTRA by op:
+                                                  read: crc32 of the contents,
+                                                  list/listxattr: number of names,
+                                                  readlink: target, getxattr: name
+                                                  value-hex, read_head: len prefix-hex;
+                                                  "-" for none)
+        end
+    The crc32 is f2fs_crc32(0xffffffff, data) (the same raw CRC as f2fsimg.crc32_f2fs)."""
+    for v in listing:
+        e = v['expect']
+        f.write('variant %s %s %s\n' % (v['name'], v['base'], 'refused' if e['mount'] == 'refused'
+                                          else 'ok'))
+        for blk, hexdata in v['patch']:
+            f.write('patch %d %s\n' % (blk, hexdata))
+        for c in e.get('checks', []):
+            extra = ['-']
+            op = c['op']
+            if op == 'read' and 'sha256' in c:
+                extra = ['%08x' % c['crc32']]
+            elif op in ('list', 'listxattr') and 'names' in c:
+                extra = [str(len(c['names']))]
+            elif op == 'readlink' and 'target' in c:
+                extra = [c['target']]
+            elif op == 'getxattr':
+                extra = [c['name'], c.get('value_hex') or '-']
+            elif op == 'read_head':
+                extra = [str(c['len']), c['prefix_hex'] or '-']
+            f.write('check %s %s %s %s %s\n' % (op, c['result'], c['path'] or '.',
+                                                 ','.join(map(str, c.get('errnos', ERR))),
+                                                 ' '.join(extra)))
+        f.write('end\n')
+
+
 def apply_patch(base_path, patch, out_path):
     """Materialise a variant: a sparse copy of its base with the patched blocks."""
     subprocess.run(['cp', '--sparse=always', base_path, out_path], check=True)
@@ -1003,6 +1047,8 @@ def main():
         with open(os.path.join(out, 'corpus.json'), 'w') as f:
             json.dump({'bases': {k: 'base-%s.img' % k for k in bases}, 'variants': listing},
                       f, indent=1)
+        with open(os.path.join(out, 'corpus.txt'), 'w') as f:
+            write_text_manifest(f, listing)
         print('%d variants in %s' % (len(listing), out))
     finally:
         for t in trees:
