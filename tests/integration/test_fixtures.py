@@ -553,3 +553,61 @@ def test_plain_inode_flags_match_kernel(mount, fixture_image, fixtures_dir):
             finally:
                 os.close(fd)
     assert got == want
+
+
+FS_IOC_GETVERSION = 0x80087601
+
+
+def _dump_inode(image, ino):
+    """Fields of inode `ino` as dump.f2fs (f2fs-tools, independent of us) reads them."""
+    r = fsutil.run(["dump.f2fs", "-i", str(ino), image], timeout=60)
+    fields = {}
+    for line in r.stdout.splitlines():
+        mt = re.match(r"^(i_\w+)\s+\[0x\s*([0-9a-fA-F]+)\s*:", line)
+        if mt:
+            fields[mt.group(1)] = int(mt.group(2), 16)
+        mn = re.match(r"^i_name\s+\[(.*)\]$", line)
+        if mn:
+            fields["i_name"] = mn.group(1)
+    return fields
+
+
+def _signed64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def test_plain_inodes_match_dump_f2fs(mount, fixture_image, plain_manifest):
+    """All three timestamps with nanoseconds, mode, owner, links, size and
+    generation of a sample of inodes, against dump.f2fs reading the image."""
+    import array
+    import fcntl
+    img = fixture_image("plain")
+    sample = sorted(p for p, e in plain_manifest.entries.items()
+                    if p.startswith(("times/", "perm/", "special/", "links/", "xattr/", "names/"))
+                    or p in (".", "small", "deep"))
+    sample += sorted(p for p in plain_manifest.entries if p.startswith("small/"))[:10]
+    checked = 0
+    with mount(img) as m:
+        for p in sample:
+            rel = "" if p == "." else os.fsdecode(M.unescape(p))
+            path = os.path.join(m.path, rel)
+            st = os.lstat(path)
+            d = _dump_inode(img, st.st_ino)
+            assert d.get("i_mode") == st.st_mode, (p, d.get("i_mode"), st.st_mode)
+            if p != "." and "i_name" in d and not p.startswith(("names/", "links/")):
+                assert d["i_name"] == os.path.basename(rel), (p, d["i_name"])
+            for t in ("atime", "mtime", "ctime"):
+                want = _signed64(d["i_" + t]) * 10 ** 9 + d["i_%s_nsec" % t]
+                assert getattr(st, "st_%s_ns" % t) == want, (p, t)
+            assert (st.st_uid, st.st_gid, st.st_nlink, st.st_size) == \
+                (d["i_uid"], d["i_gid"], d["i_links"], d["i_size"]), p
+            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    buf = array.array("l", [0])
+                    fcntl.ioctl(fd, FS_IOC_GETVERSION, buf, True)
+                    assert buf[0] & 0xFFFFFFFF == d["i_generation"], p
+                finally:
+                    os.close(fd)
+            checked += 1
+    assert checked > 60
