@@ -611,3 +611,33 @@ def test_plain_inodes_match_dump_f2fs(mount, fixture_image, plain_manifest):
                     os.close(fd)
             checked += 1
     assert checked > 60
+
+
+def test_plain_xattr_calls(mount, fixture_image, plain_manifest):
+    """The getxattr/listxattr size protocol: size queries, ERANGE for short
+    buffers, ENODATA for missing names, values as the kernel had them."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.lgetxattr.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+    libc.llistxattr.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+    libc.lgetxattr.restype = libc.llistxattr.restype = ctypes.c_ssize_t
+    with mount(fixture_image("plain")) as m:
+        big = os.path.join(m.path, "xattr/big").encode()
+        many = os.path.join(m.path, "xattr/many").encode()
+        assert libc.lgetxattr(big, b"user.big", None, 0) == 3000
+        buf = ctypes.create_string_buffer(4096)
+        assert libc.lgetxattr(big, b"user.big", buf, 10) == -1
+        assert ctypes.get_errno() == errno.ERANGE
+        n = libc.lgetxattr(big, b"user.big", buf, 4096)
+        assert n == 3000
+        assert "user.big=" + hashlib.sha256(buf.raw[:n]).hexdigest() == \
+            plain_manifest["xattr/big"]["xattrs"]
+        assert libc.lgetxattr(big, b"user.nonexistent", None, 0) == -1
+        assert ctypes.get_errno() == errno.ENODATA
+        need = libc.llistxattr(many, None, 0)
+        names = os.listxattr(many, follow_symlinks=False)
+        assert need == sum(len(x) + 1 for x in names) and len(names) == 30
+        assert libc.llistxattr(many, buf, 10) == -1
+        assert ctypes.get_errno() == errno.ERANGE
+        empty = os.path.join(m.path, "xattr/empty-value")
+        assert os.getxattr(empty, "user.empty", follow_symlinks=False) == b""
