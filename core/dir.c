@@ -81,6 +81,18 @@ static int bad_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir, uint64_t
 			      dir->ino, (unsigned long long)blk, bit, what, val);
 }
 
+/* The inode number and type an entry names must be possible. */
+static int dentry_target_bad(struct f2fs_sb *sb, const struct f2fs_inode *dir, uint64_t blk,
+			     uint32_t bit, const struct dentry_info *de)
+{
+	if (de->ino == 0 || de->ino >= sb->max_nid || de->ino == sb->node_ino ||
+	    de->ino == sb->meta_ino)
+		return bad_dentry(sb, dir, blk, bit, "ino", de->ino);
+	if (de->file_type >= F2FS_FT_MAX)
+		return bad_dentry(sb, dir, blk, bit, "file_type", de->file_type);
+	return 0;
+}
+
 /*
  * Find the next used dentry at or after *pos in area d and validate it.
  * Returns 1 with *de filled and *pos moved past its name slots, 0 at the
@@ -88,7 +100,7 @@ static int bad_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir, uint64_t
  */
 static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 		       const struct f2fs_dentry_ptr *d, uint64_t blk, uint32_t *pos,
-		       bool *warned, struct dentry_info *de)
+		       bool *warned, bool check_target, struct dentry_info *de)
 {
 	uint32_t bit = *pos;
 
@@ -129,12 +141,13 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 			return bad_dentry(sb, dir, blk, bit, "name runs past the area, name_len",
 					  de->name_len);
 		de->ino = get_le32(raw + DE_INO);
-		if (de->ino == 0 || de->ino >= sb->max_nid || de->ino == sb->node_ino ||
-		    de->ino == sb->meta_ino)
-			return bad_dentry(sb, dir, blk, bit, "ino", de->ino);
 		de->file_type = raw[DE_FILE_TYPE];
-		if (de->file_type >= F2FS_FT_MAX)
-			return bad_dentry(sb, dir, blk, bit, "file_type", de->file_type);
+		if (check_target) {
+			int bad = dentry_target_bad(sb, dir, blk, bit, de);
+
+			if (bad)
+				return bad;
+		}
 		de->hash = get_le32(raw + DE_HASH);
 		de->name = d->filename + (size_t)bit * F2FS_SLOT_LEN;
 		de->bit = bit;
@@ -146,7 +159,11 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 	return 0;
 }
 
-/* Search one dentry area for (hash, name).  1 found, 0 not, <0 error. */
+/*
+ * Search one dentry area for (hash, name).  1 found, 0 not, <0 error.
+ * Only the entry that matches has its inode number and type checked: as in
+ * the kernel, a damaged sibling does not hide a good name.
+ */
 static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 			const struct f2fs_dentry_ptr *d, uint64_t blk, uint32_t hash,
 			const char *name, size_t len, struct dentry_info *out)
@@ -155,11 +172,14 @@ static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 	bool warned = false;
 	int ret;
 
-	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, out)) == 1) {
+	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, false, out)) == 1) {
 		/* hash first, as the kernel does: it is the cheap filter */
 		if (out->hash == hash && out->name_len == len &&
-		    memcmp(out->name, name, len) == 0)
-			return 1;
+		    memcmp(out->name, name, len) == 0) {
+			int bad = dentry_target_bad(sb, dir, blk, out->bit, out);
+
+			return bad ? bad : 1;
+		}
 	}
 	return ret;
 }
@@ -288,7 +308,7 @@ static int emit_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 	bool warned = false;
 	int ret;
 
-	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, &de)) == 1) {
+	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, true, &de)) == 1) {
 		if (fill(ctx, (const char *)de.name, de.name_len, de.ino, de.file_type,
 			 base + de.next))
 			return 1;
