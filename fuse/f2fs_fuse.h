@@ -9,6 +9,7 @@
 #define FUSE_USE_VERSION 314	/* FUSE_MAKE_VERSION(3, 14) */
 #include <fuse_lowlevel.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,14 +19,21 @@
 #include "api.h"
 
 /*
- * Entry and attribute cache lifetime in seconds.  The image is read-only
- * and nothing else writes it while we have it mounted, so the kernel may
- * keep everything for long.  Write support will have to revisit this.
+ * Entry and attribute cache lifetime in seconds.  Nothing but this daemon
+ * writes the image while it is mounted, and every reply to a change
+ * carries fresh attributes (the kernel updates its own dentries on
+ * create, rename and unlink), so the kernel may keep everything for long.
  */
 #define F2FS_FUSE_TIMEOUT 3600.0
 
 /* Read-ahead we ask the kernel for (it may allow less). */
 #define F2FS_FUSE_READAHEAD (1u << 20)
+
+/* Largest WRITE request: 1 MiB writes (fio, dd bs=1M) arrive whole. */
+#define F2FS_FUSE_MAX_WRITE (1u << 20)
+
+/* Longest name f2fs stores; the kernel's FUSE layer does not check it. */
+#define F2FS_FUSE_NAME_MAX 255
 
 struct f2fs_fuse {
 	struct f2fs_sb *sb;
@@ -39,6 +47,14 @@ struct f2fs_fuse {
 
 	/* Whether the kernel may enforce POSIX ACLs (see init). */
 	bool posix_acl;
+	bool readonly;
+
+	/* The f2fs_maintenance() thread, started in init, stopped in destroy. */
+	pthread_t upkeep;
+	bool upkeep_running;
+	bool upkeep_stop;
+	pthread_mutex_t upkeep_lock;
+	pthread_cond_t upkeep_cond;	/* CLOCK_MONOTONIC */
 
 	/* Core log routing; use_syslog flips once we are daemonized. */
 	atomic_bool use_syslog;
@@ -47,6 +63,9 @@ struct f2fs_fuse {
 };
 
 extern const struct fuse_lowlevel_ops f2fs_fuse_ops;
+
+/* Stop and join the maintenance thread; harmless if it is not running. */
+void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs);
 
 /* FUSE inode numbers <-> f2fs nids; only the root differs. */
 static inline uint32_t f2fs_fuse_nid(const struct f2fs_fuse *fs, fuse_ino_t ino)
@@ -58,6 +77,10 @@ static inline fuse_ino_t f2fs_fuse_ino(const struct f2fs_fuse *fs, uint32_t nid)
 {
 	return nid == fs->root_ino ? FUSE_ROOT_ID : (fuse_ino_t)nid;
 }
+
+/* A message through the core's log routing (stderr, or syslog once daemonized). */
+void f2fs_fuse_log(struct f2fs_fuse *fs, enum f2fs_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Reply with a negative errno from the core (anything >= 0 becomes EIO). */
 void f2fs_fuse_reply_err(fuse_req_t req, long err);

@@ -32,7 +32,8 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	if (cmd_is(cmd, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS) ||
 	    cmd_is(cmd, FS_IOC_SETVERSION, FS_IOC32_SETVERSION) ||
 	    cmd == (unsigned int)FS_IOC_FSSETXATTR) {
-		fuse_reply_err(req, EROFS);
+		/* The core has no way to change these yet. */
+		fuse_reply_err(req, fs->readonly ? EROFS : EOPNOTSUPP);
 		return;
 	}
 	if (!getflags && !getversion) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 
 #define PROG "f2fs-fuse"
 
@@ -25,9 +26,10 @@ struct cli {
 	const char *image;
 	int nonopts;
 	bool ro;		/* rw is the default, as for mount(8) */
-	bool direct, norecovery;
+	bool direct, norecovery, fsync_checkpoint, io_stats;
 	bool have_fsname, have_subtype;
 	size_t cache_size;
+	unsigned int checkpoint_interval;
 };
 
 enum {
@@ -41,6 +43,9 @@ enum {
 	KEY_DIRECT,
 	KEY_CACHE_SIZE,
 	KEY_NORECOVERY,
+	KEY_CHECKPOINT_INTERVAL,
+	KEY_FSYNC_CHECKPOINT,
+	KEY_IO_STATS,
 };
 
 static const struct fuse_opt cli_opts[] = {
@@ -54,6 +59,9 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("direct", KEY_DIRECT),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
 	FUSE_OPT_KEY("norecovery", KEY_NORECOVERY),
+	FUSE_OPT_KEY("checkpoint_interval=", KEY_CHECKPOINT_INTERVAL),
+	FUSE_OPT_KEY("fsync_checkpoint", KEY_FSYNC_CHECKPOINT),
+	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
 	/*
 	 * Options mount(8) and fstab may hand a helper that mean nothing to
 	 * FUSE; libfuse would reject them as unknown.
@@ -198,6 +206,18 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_NORECOVERY:
 		c->norecovery = true;
 		return 0;
+	case KEY_CHECKPOINT_INTERVAL:
+		/* 0 would mean the core's default; a day is plenty. */
+		if (parse_ulong(opt_value(arg), 10, 86400, &v) || v == 0)
+			return bad_value(arg);
+		c->checkpoint_interval = (unsigned int)v;
+		return 0;
+	case KEY_FSYNC_CHECKPOINT:
+		c->fsync_checkpoint = true;
+		return 0;
+	case KEY_IO_STATS:
+		c->io_stats = true;
+		return 0;
 	default:
 		return 1;
 	}
@@ -213,8 +233,8 @@ static void help(void)
 	usage(stdout);
 	printf("\nMount an f2fs image file or block device through FUSE.\n\n"
 	       "f2fs-fuse options:\n"
-	       "    -o ro                  mount read-only (required for now)\n"
-	       "    -o rw                  mount read-write (the default; not supported yet)\n"
+	       "    -o ro                  mount read-only\n"
+	       "    -o rw                  mount read-write (the default)\n"
 	       "    -o uid=N               show every file as owned by user N\n"
 	       "    -o gid=N               show every file as owned by group N\n"
 	       "    -o umask=M             clear the octal permission bits M in every mode\n"
@@ -222,7 +242,13 @@ static void help(void)
 	       "    -o direct              open the image or device with O_DIRECT\n"
 	       "    -o cache_size=N[K|M|G] bytes of metadata cache (default: %u MiB)\n"
 	       "    -o norecovery          do not roll forward data fsync()ed after the last\n"
-	       "                           checkpoint\n"
+	       "                           checkpoint (read-only mounts only)\n"
+	       "    -o checkpoint_interval=N  seconds between periodic checkpoints while\n"
+	       "                           changes are pending (default: 60)\n"
+	       "    -o fsync_checkpoint    every fsync() commits a checkpoint instead of\n"
+	       "                           logging the file for roll-forward recovery\n"
+	       "    -o io_stats            print the image I/O counts by request size at\n"
+	       "                           unmount\n"
 	       "    -o default_permissions always on: the kernel checks permissions\n"
 	       "\nGeneral options:\n",
 	       F2FS_DEFAULT_CACHE_SIZE >> 20);
@@ -260,6 +286,37 @@ static void log_msg(void *arg, enum f2fs_log_level lvl, const char *msg)
 	default: prio = LOG_DEBUG; break;
 	}
 	syslog(prio, "%s: %.*s", fs->image, (int)len, msg);
+}
+
+void f2fs_fuse_log(struct f2fs_fuse *fs, enum f2fs_log_level lvl, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_msg(fs, lvl, msg);
+}
+
+/* -o io_stats: what the mount read from and wrote to the image, by request size. */
+static void print_io_stats(struct f2fs_fuse *fs)
+{
+	struct f2fs_io_stats st;
+
+	f2fs_get_io_stats(fs->sb, &st);
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "I/O statistics (before the final checkpoint):");
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  reads %llu (%llu bytes), writes %llu (%llu bytes), "
+		      "flushes %llu", (unsigned long long)st.reads,
+		      (unsigned long long)st.read_bytes, (unsigned long long)st.writes,
+		      (unsigned long long)st.write_bytes, (unsigned long long)st.flushes);
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  metadata cache: %llu hits, %llu misses",
+		      (unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses);
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12s %12s", "size", "reads", "writes");
+	for (int b = 0; b < F2FS_IO_BUCKETS; b++)
+		f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12llu %12llu", f2fs_io_bucket_name(b),
+			      (unsigned long long)st.read_hist[b],
+			      (unsigned long long)st.write_hist[b]);
 }
 
 /* fsname, subtype and default_permissions, put in front of the user's -o. */
@@ -302,6 +359,27 @@ static int add_mount_opts(struct fuse_args *args, const struct cli *c, const cha
 	return err ? -1 : 0;
 }
 
+/* The maintenance thread waits on a monotonic clock: wall-clock jumps do not matter. */
+static int init_upkeep_sync(struct f2fs_fuse *fs)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	if (pthread_condattr_init(&ca))
+		return -1;
+	err = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (!err)
+		err = pthread_cond_init(&fs->upkeep_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err)
+		return -1;
+	if (pthread_mutex_init(&fs->upkeep_lock, NULL)) {
+		pthread_cond_destroy(&fs->upkeep_cond);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -315,6 +393,10 @@ static int run(int argc, char *argv[])
 	int rc = 1, err;
 
 	atomic_init(&fs.use_syslog, false);
+	if (init_upkeep_sync(&fs)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
 	fs.log_level = F2FS_LOG_INFO;
 
 	if (fuse_opt_parse(&args, &c, cli_opts, cli_proc) == -1)
@@ -349,10 +431,7 @@ static int run(int argc, char *argv[])
 		goto out;
 	}
 	fs.image = c.image;
-	if (!c.ro) {
-		fprintf(stderr, PROG ": read-write mounts are not supported yet; mount with -o ro\n");
-		goto out;
-	}
+	fs.readonly = c.ro;
 	if (fopts.debug)
 		fs.log_level = F2FS_LOG_DEBUG;
 
@@ -366,9 +445,11 @@ static int run(int argc, char *argv[])
 	 * the terminal (and before it changes to "/").  The fork there keeps
 	 * only this thread: f2fs_mount must not start threads.
 	 */
-	mopts.readonly = true;
+	mopts.readonly = c.ro;
 	mopts.direct = c.direct;
 	mopts.norecovery = c.norecovery;
+	mopts.fsync_checkpoint = c.fsync_checkpoint;
+	mopts.checkpoint_interval = c.checkpoint_interval;
 	mopts.cache_size = c.cache_size;
 	mopts.log = log_msg;
 	mopts.log_arg = &fs;
@@ -382,8 +463,12 @@ static int run(int argc, char *argv[])
 	/*
 	 * The kernel enforces the on-disk ACLs unless uid=, gid= or umask=
 	 * change what is shown: the ACLs would then contradict the modes.
+	 * A writable mount does not enforce them either: with FUSE_CAP_POSIX_ACL
+	 * the file system must apply default ACLs to new inodes and keep the
+	 * access ACL in step with chmod, which the core does not do.
 	 */
-	fs.posix_acl = !fs.force_uid && !fs.force_gid && !fs.umask;
+	fs.posix_acl = c.ro && !fs.force_uid && !fs.force_gid && !fs.umask;
+	/* A writable mount has replayed it by now. */
 	if (f2fs_recovery_pending(fs.sb))
 		fprintf(stderr, PROG ": %s: warning: data fsync()ed after the last checkpoint "
 			"needs roll-forward recovery; this mount shows the last checkpoint\n",
@@ -426,10 +511,15 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_umount:
+	/* Normally stopped already by the destroy callback. */
+	f2fs_fuse_stop_upkeep(&fs);
+	if (c.io_stats)
+		print_io_stats(&fs);
 	/* A writable mount commits its last checkpoint here; that can fail. */
 	err = f2fs_umount(fs.sb);
-	if (err < 0 && rc == 0) {
-		log_msg(&fs, F2FS_LOG_ERR, strerror(-err));
+	if (err < 0) {
+		f2fs_fuse_log(&fs, F2FS_LOG_ERR, "unmount: final checkpoint failed: %s",
+			      strerror(-err));
 		rc = 1;
 	}
 out:
@@ -440,6 +530,8 @@ out:
 	fuse_opt_free_args(&args);
 	if (atomic_load(&fs.use_syslog))
 		closelog();
+	pthread_cond_destroy(&fs.upkeep_cond);
+	pthread_mutex_destroy(&fs.upkeep_lock);
 	return rc;
 }
 

@@ -11,7 +11,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 
 #ifndef EUCLEAN
 #define EUCLEAN 117
@@ -26,6 +29,15 @@ void f2fs_fuse_reply_err(fuse_req_t req, long err)
 {
 	/* A non-negative "error" would be a core bug; never reply success for it. */
 	fuse_reply_err(req, err < 0 ? (int)-err : EIO);
+}
+
+/* 0, or a negative errno from the core. */
+static void reply_status(fuse_req_t req, long err)
+{
+	if (err == 0)
+		fuse_reply_err(req, 0);
+	else
+		f2fs_fuse_reply_err(req, err);
 }
 
 static void to_stat(const struct f2fs_fuse *fs, const struct f2fs_stat *in, struct stat *out)
@@ -60,6 +72,66 @@ static void fill_entry_param(const struct f2fs_fuse *fs, const struct f2fs_stat 
 	e->entry_timeout = F2FS_FUSE_TIMEOUT;
 }
 
+/*
+ * The maintenance thread: f2fs_maintenance() about once a second, for the
+ * periodic checkpoint.  It starts in init, after fuse_daemonize() has
+ * forked, because a fork keeps only the calling thread.
+ */
+static void *upkeep_main(void *arg)
+{
+	struct f2fs_fuse *fs = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&fs->upkeep_lock);
+	while (!fs->upkeep_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += 1;
+		while (!fs->upkeep_stop &&
+		       pthread_cond_timedwait(&fs->upkeep_cond, &fs->upkeep_lock, &until) == 0)
+			;
+		if (fs->upkeep_stop)
+			break;
+		pthread_mutex_unlock(&fs->upkeep_lock);
+		f2fs_maintenance(fs->sb);
+		pthread_mutex_lock(&fs->upkeep_lock);
+	}
+	pthread_mutex_unlock(&fs->upkeep_lock);
+	return NULL;
+}
+
+static void start_upkeep(struct f2fs_fuse *fs)
+{
+	sigset_t all, old;
+	int err;
+
+	/*
+	 * The thread inherits a mask blocking every signal, so SIGINT and
+	 * SIGTERM go to a thread of the session loop, which they wake.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&fs->upkeep, NULL, upkeep_main, fs);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		f2fs_fuse_log(fs, F2FS_LOG_WARN, "no maintenance thread (%s): checkpoints only "
+			      "at fsync and unmount", strerror(err));
+		return;
+	}
+	fs->upkeep_running = true;
+}
+
+void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs)
+{
+	if (!fs->upkeep_running)
+		return;
+	pthread_mutex_lock(&fs->upkeep_lock);
+	fs->upkeep_stop = true;
+	pthread_cond_signal(&fs->upkeep_cond);
+	pthread_mutex_unlock(&fs->upkeep_lock);
+	pthread_join(fs->upkeep, NULL);
+	fs->upkeep_running = false;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct f2fs_fuse *fs = userdata;
@@ -69,6 +141,15 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* Directory listings almost always precede stat()s: always use readdirplus. */
 	conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ);
+	/*
+	 * libfuse asks for these by default.  Without them the kernel clears
+	 * set-user/group-ID bits itself (a SETATTR of the mode on write,
+	 * truncate and chown) and truncates an O_TRUNC open with a SETATTR of
+	 * the size, which keeps that logic out of here.  No writeback cache:
+	 * every write reaches the core when write(2) returns.
+	 */
+	conn->want &= ~(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC |
+			FUSE_CAP_WRITEBACK_CACHE);
 	if (fs->posix_acl)
 		want |= FUSE_CAP_POSIX_ACL;
 	/* Asking for anything the kernel lacks makes libfuse abort the mount. */
@@ -77,6 +158,16 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 	/* The kernel caps this at its own read-ahead window. */
 	conn->max_readahead = F2FS_FUSE_READAHEAD;
+	/* libfuse lowers this to its buffer size (and sets max_pages to match). */
+	conn->max_write = F2FS_FUSE_MAX_WRITE;
+
+	if (!fs->readonly)
+		start_upkeep(fs);
+}
+
+static void op_destroy(void *userdata)
+{
+	f2fs_fuse_stop_upkeep(userdata);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -152,18 +243,31 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* We are the image's only writer, so cached pages stay valid across opens. */
+static void set_open_flags(struct fuse_file_info *fi)
 {
-	/* Only read-only mounts exist so far. */
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	/* We are the image's only writer, so cached pages stay valid across opens. */
 	fi->keep_cache = 1;
 	fi->direct_io = 0;
+	/* Writes are not buffered here: close has nothing to flush. */
 	fi->noflush = 1;
-	fuse_reply_open(req, fi);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct f2fs_fuse *fs = req_fs(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	int err;
+
+	/* The open count keeps an unlinked inode until release. */
+	err = f2fs_open(fs->sb, nid, (fi->flags & O_ACCMODE) != O_RDONLY);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	set_open_flags(fi);
+	/* An interrupted open gets no release; drop the count now. */
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		f2fs_release(fs->sb, nid);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -196,7 +300,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	struct f2fs_fuse *fs = req_fs(req);
+
+	/* The kernel ignores the result; the last release of an unlinked file frees it. */
+	reply_status(req, f2fs_release(fs->sb, f2fs_fuse_nid(fs, ino)));
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -206,8 +313,9 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	/* Nothing is ever dirty on a read-only mount. */
-	fuse_reply_err(req, 0);
+	struct f2fs_fuse *fs = req_fs(req);
+
+	reply_status(req, f2fs_fsync(fs->sb, f2fs_fuse_nid(fs, ino), datasync != 0));
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -341,7 +449,10 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	struct f2fs_fuse *fs = req_fs(req);
+
+	/* A directory's fsync commits a checkpoint in the core. */
+	reply_status(req, f2fs_fsync(fs->sb, f2fs_fuse_nid(fs, ino), datasync != 0));
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -418,80 +529,331 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(buf);
 }
 
-/* ---- every modifying operation: the mount is read-only ---- */
+/* ---- changes: the core answers EROFS on a read-only mount ---- */
+
+/* The kernel passes names of any length; f2fs stores at most 255 bytes. */
+static bool name_too_long(fuse_req_t req, const char *name)
+{
+	if (strnlen(name, F2FS_FUSE_NAME_MAX + 1) <= F2FS_FUSE_NAME_MAX)
+		return false;
+	fuse_reply_err(req, ENAMETOOLONG);
+	return true;
+}
+
+/*
+ * The caller's identity for new inodes.  The supplementary groups only
+ * matter for a set-group-ID mode, and reading them costs a trip to /proc,
+ * so they are fetched only then.
+ */
+struct req_cred {
+	struct f2fs_cred cred;
+	gid_t *groups;
+};
+
+static void get_cred(fuse_req_t req, uint32_t mode, struct req_cred *rc)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int n, m;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->cred.uid = ctx->uid;
+	rc->cred.gid = ctx->gid;
+	if (!(mode & S_ISGID))
+		return;
+	n = fuse_req_getgroups(req, 0, NULL);
+	if (n <= 0)
+		return;
+	rc->groups = calloc((size_t)n, sizeof(gid_t));
+	if (!rc->groups)
+		return;
+	m = fuse_req_getgroups(req, n, rc->groups);
+	/* gid_t and the core's uint32_t are the same type on Linux. */
+	rc->cred.groups = (const uint32_t *)rc->groups;
+	rc->cred.ngroups = m < 0 ? 0 : (m < n ? m : n);
+}
+
+static void put_cred(struct req_cred *rc)
+{
+	free(rc->groups);
+}
+
+static void reply_new_entry(fuse_req_t req, const struct f2fs_fuse *fs, int err,
+			    const struct f2fs_stat *st)
+{
+	struct fuse_entry_param e;
+
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	fill_entry_param(fs, st, &e);
+	fuse_reply_entry(req, &e);
+}
+
+static void now_ts(struct f2fs_timespec *t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->sec = ts.tv_sec;
+	t->nsec = (uint32_t)ts.tv_nsec;
+}
+
+static void stat_ts(const struct timespec *in, struct f2fs_timespec *t)
+{
+	t->sec = in->tv_sec;
+	t->nsec = (uint32_t)in->tv_nsec;
+}
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, EROFS);
+	struct f2fs_fuse *fs = req_fs(req);
+	struct f2fs_setattr sa = { 0 };
+	struct f2fs_timespec now;
+	struct f2fs_stat st;
+	struct stat out;
+	bool use_now = false;
+	int err;
+
+	now_ts(&now);
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		sa.valid |= F2FS_SET_MODE;
+		sa.mode = attr->st_mode & 07777;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		sa.valid |= F2FS_SET_UID;
+		sa.uid = attr->st_uid;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		sa.valid |= F2FS_SET_GID;
+		sa.gid = attr->st_gid;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (attr->st_size < 0) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		sa.valid |= F2FS_SET_SIZE;
+		sa.size = (uint64_t)attr->st_size;
+	}
+	/* utimensat's UTIME_NOW arrives as *_NOW; UTIME_OMIT as no bit at all. */
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) {
+		sa.valid |= F2FS_SET_ATIME;
+		if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+			sa.atime = now;
+			use_now = true;
+		} else {
+			stat_ts(&attr->st_atim, &sa.atime);
+		}
+	}
+	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) {
+		sa.valid |= F2FS_SET_MTIME;
+		if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+			sa.mtime = now;
+			use_now = true;
+		} else {
+			stat_ts(&attr->st_mtim, &sa.mtime);
+		}
+	}
+	if (to_set & FUSE_SET_ATTR_CTIME) {
+		sa.valid |= F2FS_SET_CTIME;
+		stat_ts(&attr->st_ctim, &sa.ctime);
+	} else if (use_now) {
+		/* One clock reading for all three, as the kernel's utimes does. */
+		sa.valid |= F2FS_SET_CTIME;
+		sa.ctime = now;
+	}
+	err = f2fs_setattr(fs->sb, f2fs_fuse_nid(fs, ino), &sa, &st);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	to_stat(fs, &st, &out);
+	fuse_reply_attr(req, &out, F2FS_FUSE_TIMEOUT);
 }
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev)
 {
-	fuse_reply_err(req, EROFS);
+	struct f2fs_fuse *fs = req_fs(req);
+	struct req_cred rc;
+	struct f2fs_stat st;
+	uint32_t maj = 0, min = 0;
+	int err;
+
+	if (name_too_long(req, name))
+		return;
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		maj = major(rdev);
+		min = minor(rdev);
+	}
+	get_cred(req, mode, &rc);
+	err = f2fs_mknod(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), mode, maj, min,
+			 &rc.cred, &st);
+	put_cred(&rc);
+	reply_new_entry(req, fs, err, &st);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	fuse_reply_err(req, EROFS);
-}
+	struct f2fs_fuse *fs = req_fs(req);
+	struct req_cred rc;
+	struct f2fs_stat st;
+	int err;
 
-/* unlink, rmdir and removexattr share this signature. */
-static void op_erofs_name(fuse_req_t req, fuse_ino_t ino, const char *name)
-{
-	fuse_reply_err(req, EROFS);
+	if (name_too_long(req, name))
+		return;
+	get_cred(req, mode, &rc);
+	err = f2fs_mkdir(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), mode, &rc.cred,
+			 &st);
+	put_cred(&rc);
+	reply_new_entry(req, fs, err, &st);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
-	fuse_reply_err(req, EROFS);
+	struct f2fs_fuse *fs = req_fs(req);
+	struct req_cred rc;
+	struct f2fs_stat st;
+	int err;
+
+	if (name_too_long(req, name))
+		return;
+	get_cred(req, 0, &rc);
+	err = f2fs_symlink(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), link, &rc.cred,
+			   &st);
+	put_cred(&rc);
+	reply_new_entry(req, fs, err, &st);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct f2fs_fuse *fs = req_fs(req);
+	struct f2fs_stat st;
+	int err;
+
+	if (name_too_long(req, newname))
+		return;
+	err = f2fs_link(fs->sb, f2fs_fuse_nid(fs, ino), f2fs_fuse_nid(fs, newparent), newname,
+			strlen(newname), &st);
+	reply_new_entry(req, fs, err, &st);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct f2fs_fuse *fs = req_fs(req);
+
+	if (name_too_long(req, name))
+		return;
+	reply_status(req, f2fs_unlink(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name)));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct f2fs_fuse *fs = req_fs(req);
+
+	if (name_too_long(req, name))
+		return;
+	reply_status(req, f2fs_rmdir(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name)));
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
-	fuse_reply_err(req, EROFS);
-}
+	struct f2fs_fuse *fs = req_fs(req);
+	int err;
 
-static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
-{
-	fuse_reply_err(req, EROFS);
+	if (name_too_long(req, name) || name_too_long(req, newname))
+		return;
+	/* flags are RENAME_NOREPLACE or RENAME_EXCHANGE, as the core takes them. */
+	err = f2fs_rename(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name),
+			  f2fs_fuse_nid(fs, newparent), newname, strlen(newname), flags);
+	reply_status(req, err);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, EROFS);
+	struct f2fs_fuse *fs = req_fs(req);
+	ssize_t n;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	n = f2fs_write(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
+	if (n < 0)
+		f2fs_fuse_reply_err(req, n);
+	else
+		fuse_reply_write(req, (size_t)n > size ? size : (size_t)n);
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, EROFS);
+	struct f2fs_fuse *fs = req_fs(req);
+	struct fuse_entry_param e;
+	struct req_cred rc;
+	struct f2fs_stat st;
+	int err;
+
+	if (name_too_long(req, name))
+		return;
+	/*
+	 * The kernel sends CREATE only for a name it knows to be absent, with
+	 * the directory locked, so an existing name is EEXIST even without
+	 * O_EXCL.
+	 */
+	get_cred(req, mode, &rc);
+	err = f2fs_mknod(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name),
+			 S_IFREG | (mode & 07777), 0, 0, &rc.cred, &st);
+	put_cred(&rc);
+	if (!err)
+		err = f2fs_open(fs->sb, st.ino, (fi->flags & O_ACCMODE) != O_RDONLY);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	fill_entry_param(fs, &st, &e);
+	set_open_flags(fi);
+	/* An interrupted create leaves no file handle for release to drop. */
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		f2fs_release(fs->sb, st.ino);
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
-	fuse_reply_err(req, EROFS);
+	struct f2fs_fuse *fs = req_fs(req);
+
+	reply_status(req, f2fs_setxattr(fs->sb, f2fs_fuse_nid(fs, ino), name, value, size,
+					   flags));
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct f2fs_fuse *fs = req_fs(req);
+
+	reply_status(req, f2fs_removexattr(fs->sb, f2fs_fuse_nid(fs, ino), name));
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			 struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, EROFS);
-}
+	struct f2fs_fuse *fs = req_fs(req);
 
-static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
-			       struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
-			       struct fuse_file_info *fi_out, size_t len, int flags)
-{
-	fuse_reply_err(req, EROFS);
+	if (offset < 0 || length <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	reply_status(req, f2fs_fallocate(fs->sb, f2fs_fuse_nid(fs, ino), mode,
+					    (uint64_t)offset, (uint64_t)length));
 }
 
 const struct fuse_lowlevel_ops f2fs_fuse_ops = {
 	.init = op_init,
+	.destroy = op_destroy,
 	.lookup = op_lookup,
 	.forget = op_forget,
 	.forget_multi = op_forget_multi,
@@ -515,15 +877,14 @@ const struct fuse_lowlevel_ops f2fs_fuse_ops = {
 	.setattr = op_setattr,
 	.mknod = op_mknod,
 	.mkdir = op_mkdir,
-	.unlink = op_erofs_name,
-	.rmdir = op_erofs_name,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
 	.symlink = op_symlink,
 	.rename = op_rename,
 	.link = op_link,
 	.write = op_write,
 	.create = op_create,
 	.setxattr = op_setxattr,
-	.removexattr = op_erofs_name,
+	.removexattr = op_removexattr,
 	.fallocate = op_fallocate,
-	.copy_file_range = op_copy_file_range,
 };
