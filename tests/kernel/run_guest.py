@@ -307,24 +307,21 @@ def _read_out(outdisk, res):
 
 # ---------------------------------------------------------------- helpers
 
-def _mount_cmd(dev, opts):
-    o = ",".join(opts) if not isinstance(opts, str) else opts
-    return "mkdir -p %s && mount -t f2fs %s%s %s" % (
-        GUEST_MOUNT, "-o %s " % shlex.quote(o) if o else "", dev, GUEST_MOUNT)
-
-
-def kernel_mount_and_manifest(image, opts=(), read_content=True, xattrs=True, check=True):
-    """Mount `image` with the kernel's f2fs (mount options `opts`), walk it
-    with the integration suite's manifest walker inside the guest, unmount.
-    Returns (manifest text, GuestResult).  The image is attached read-write
-    (the kernel may replay or write a checkpoint on mount) unless opts has ro."""
+def kernel_mount_and_manifest(image, opts=(), check=True):
+    """Mount `image` with the kernel's f2fs (mount options `opts`: a string
+    or a list), take its manifest inside the guest with the integration
+    suite's walker, unmount.  Returns (manifest text, GuestResult); the
+    result's files hold "manifest.tsv.ranges", the range digests of files
+    too large to hash in the guest (see range_mismatches).  The image is
+    attached read-write: the kernel may write a checkpoint on unmount
+    unless opts has ro."""
+    o = opts if isinstance(opts, str) else ",".join(opts)
     script = "\n".join([
         "set -e",
-        _mount_cmd("$KTEST_DISK0", opts),
-        "python3 -m ktest_guest manifest %s %s%s> $KTEST_OUT/manifest.tsv" % (
-            GUEST_MOUNT, "" if read_content else "--no-content ",
-            "" if xattrs else "--no-xattrs "),
-        "umount %s" % GUEST_MOUNT,
+        ". lib/ktest.sh",
+        "kmount %s" % shlex.quote(o),
+        "kmanifest manifest.tsv",
+        "kumount",
         ""])
     r = run(script, [image])
     if check:
@@ -333,18 +330,21 @@ def kernel_mount_and_manifest(image, opts=(), read_content=True, xattrs=True, ch
 
 
 def kernel_run(image, script, opts=(), files=None, mount=True, check=True, images=None):
-    """Run `script` (busybox sh) with `image` mounted by the kernel at
-    $MNT (/mnt/f2fs), then unmount.  With mount=False the script gets the bare
-    device as $KTEST_DISK0.  `images` attaches further disks after `image`.
+    """Run `script` (busybox sh) with `image` mounted by the kernel at $MNT
+    (/mnt/f2fs, mount options `opts`), then sync and unmount.  The functions
+    of guest/ktest.sh (kmount, kumount, kmanifest NAME) and python3 -m
+    ktest_guest are at hand; files left in $KTEST_OUT come back in
+    result.files.  With mount=False the script gets only the devices
+    ($KTEST_DISK0, ...).  `images` attaches further disks after `image`.
     Returns the GuestResult (checked unless check=False)."""
-    head = ["export MNT=%s" % GUEST_MOUNT]
+    o = opts if isinstance(opts, str) else ",".join(opts)
+    head = [". lib/ktest.sh"]
     if mount:
-        head += ["%s || { echo 'KTEST: mount failed' >&2; exit 99; }" % _mount_cmd(
-            "$KTEST_DISK0", opts)]
+        head += ["kmount %s || { echo 'KTEST: mount failed' >&2; exit 99; }" % shlex.quote(o)]
     body = "(\n%s\n)\nrc=$?\n" % script
     tail = []
     if mount:
-        tail += ["sync", "umount %s || { echo 'KTEST: umount failed' >&2; exit 98; }" % GUEST_MOUNT]
+        tail += ["kumount || { echo 'KTEST: umount failed' >&2; exit 98; }"]
     tail += ["exit $rc", ""]
     r = run("\n".join(head) + "\n" + body + "\n".join(tail), [image] + list(images or []),
             files=files)

@@ -6,6 +6,8 @@
         build the reference tree in DIR through the mounted filesystem
     populate-compressed DIR [--seed N]
         compressed files, one +c directory per algorithm
+    compressed DIR
+        the files under DIR that have the compression flag
     more DIR [--seed N]
         a second round of changes on a tree (any tree): appends, overwrites,
         truncates, new and removed entries, renames, hard links, xattr
@@ -378,7 +380,35 @@ def populate_compressed(root, seed=3):
         os.sync()
         write_at(p, {30000: b"b" * 7000})
         n += 2
+    # uncompressed neighbours: a plain directory, and a file whose flag was
+    # cleared before it got data
+    d = os.path.join(root, "plain-dir")
+    os.mkdir(d)
+    for size in (0, 3000, 70000):
+        write_file(os.path.join(d, "p%d" % size), _data(rng, size))
+        n += 1
     return n
+
+
+def compressed_paths(root):
+    """Relative paths (manifest escaping) of files with FS_COMPR_FL set."""
+    import fcntl
+    import manifest
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            if not stat.S_ISREG(os.lstat(p).st_mode):
+                continue
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                flags = struct.unpack("<q", fcntl.ioctl(fd, FS_IOC_GETFLAGS,
+                                                        struct.pack("<q", 0)))[0]
+            finally:
+                os.close(fd)
+            if flags & FS_COMPR_FL:
+                out.append(manifest.escape(os.path.relpath(p, root)))
+    return sorted(out)
 
 
 def more(root, seed=2):
@@ -592,6 +622,12 @@ def cmd_populate_compressed(args):
     return 0
 
 
+def cmd_compressed(args):
+    for p in compressed_paths(args[0]):
+        print(p)
+    return 0
+
+
 def cmd_more(args):
     for line in more(args[0], seed=_opt(args, "--seed", 2)):
         print(line)
@@ -607,7 +643,7 @@ def cmd_fsinfo(args):
 
 def main(argv):
     cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
-            "populate-compressed": cmd_populate_compressed,
+            "populate-compressed": cmd_populate_compressed, "compressed": cmd_compressed,
             "fsinfo": cmd_fsinfo}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
