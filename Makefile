@@ -93,6 +93,12 @@ test-unit: $(UNIT_BIN)
 test-integration: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/integration $(PYTEST_ARGS)
 
+# the kernel's f2fs under qemu reads what f2fs-fuse reads and the other way
+# round (tests/kernel/README.md); not part of `test`
+.PHONY: test-kernel
+test-kernel: all
+	tests/kernel/setup.sh && F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/kernel $(PYTEST_ARGS)
+
 asan:
 	@$(MAKE) --no-print-directory deps
 	$(MAKE) BUILD=build-asan CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
