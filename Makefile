@@ -48,9 +48,9 @@ LIBCORE    := $(BUILD)/libf2fscore.a
 
 all: $(BUILD)/f2fs-fuse
 
-$(BUILD)/core/%.o: core/%.c $(wildcard core/*.h)
+$(BUILD)/core/%.o: core/%.c $(wildcard core/*.h crypto/fscrypt.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Icore -c -o $@ $<
+	$(CC) $(CFLAGS) -Icore -Icrypto -c -o $@ $<
 
 $(BUILD)/crypto/%.o: crypto/%.c $(wildcard core/*.h crypto/*.h)
 	@mkdir -p $(dir $@)

@@ -172,6 +172,12 @@ struct f2fs_io_stats {
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 const char *f2fs_io_bucket_name(int bucket);
 
+/* fscrypt v2 master keys (raw 16..64 bytes); id receives the key identifier. */
+int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16]);
+/* Removing a key drops every key derived from it and the cached blocks. */
+int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16]);
+bool f2fs_key_present(struct f2fs_sb *sb, const uint8_t id[16]);
+
 const char *f2fs_version_string(void);
 
 #endif /* F2FS_API_H */

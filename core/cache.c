@@ -209,3 +209,24 @@ void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses)
 		pthread_mutex_unlock(&c->shard[i].lock);
 	}
 }
+
+void f2fs_cache_drop_all(struct f2fs_cache *c)
+{
+	for (int i = 0; i < CACHE_SHARDS; i++) {
+		struct cache_shard *s = &c->shard[i];
+		struct cache_entry *e;
+
+		pthread_mutex_lock(&s->lock);
+		e = s->head;
+		while (e) {
+			struct cache_entry *n = e->next;
+
+			free(e);
+			e = n;
+		}
+		s->head = s->tail = NULL;
+		s->nr = 0;
+		memset(s->hash, 0, s->hash_size * sizeof(*s->hash));
+		pthread_mutex_unlock(&s->lock);
+	}
+}

@@ -242,7 +242,7 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
  * bounce blocks, whole blocks land directly in dst.
  */
 static int read_run(struct f2fs_sb *sb, uint32_t pblk, uint32_t nblocks, uint32_t skip,
-		    size_t bytes, uint8_t *dst)
+		    size_t bytes, uint8_t *dst, const struct f2fs_crypt_ctx *crypt)
 {
 	uint8_t *bounce = f2fs_alloc_blocks(2);
 	struct iovec iov[3];
@@ -272,7 +272,7 @@ static int read_run(struct f2fs_sb *sb, uint32_t pblk, uint32_t nblocks, uint32_
 
 	struct f2fs_bio bio = {
 		.op = F2FS_BIO_READ, .blkaddr = pblk, .nr_blocks = nblocks,
-		.iov = iov, .iovcnt = iovcnt,
+		.iov = iov, .iovcnt = iovcnt, .crypt = crypt,
 	};
 	err = f2fs_submit_bio(sb->dev, &bio);
 	if (!err) {
@@ -288,16 +288,22 @@ static int read_run(struct f2fs_sb *sb, uint32_t pblk, uint32_t nblocks, uint32_
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off)
 {
+	const struct fscrypt_inode_info *ci = NULL;
 	uint8_t *dst = buf;
 	size_t done = 0;
 
+	/* as fscrypt_file_open: no key, no contents, not even "empty" */
+	if (f2fs_is_encrypted(inode)) {
+		int err = f2fs_get_crypt_info(sb, inode, &ci);
+
+		if (err)
+			return err;
+	}
 	if (off >= inode->size || !len)
 		return 0;
 	len = (size_t)F2FS_MIN((uint64_t)len, inode->size - off);
 	if (inode->inline_flags & F2FS_INLINE_DATA)
 		return f2fs_read_inline_data(inode, buf, len, off);
-	if (f2fs_is_encrypted(inode))
-		return -ENOKEY;
 	if (f2fs_is_compressed(inode))
 		return -EOPNOTSUPP;
 
@@ -319,8 +325,20 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 		if (is_hole(pblk)) {
 			memset(dst + done, 0, bytes);
 		} else {
+			struct f2fs_crypt_ctx cc;
+
 			n = (uint32_t)((skip + bytes + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-			err = read_run(sb, pblk, n, skip, bytes, dst + done);
+			if (ci) {
+				/* one bio's DUNs must be consecutive (IV_INO_LBLK_32 wraps) */
+				uint32_t lim = f2fs_crypt_limit_blocks(ci, lblk, n);
+
+				if (lim < n) {
+					n = lim;
+					bytes = (size_t)n * F2FS_BLKSIZE - skip;
+				}
+				f2fs_crypt_ctx(ci, lblk, &cc);
+			}
+			err = read_run(sb, pblk, n, skip, bytes, dst + done, ci ? &cc : NULL);
 			if (err)
 				return done ? (ssize_t)done : err;
 		}

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "f2fs.h"
+#include "fscrypt.h"
 
 /* Sentinel block index naming the inline dentry area in messages. */
 #define INLINE_AREA UINT64_MAX
@@ -164,9 +165,26 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
  * Only the entry that matches has its inode number and type checked: as in
  * the kernel, a damaged sibling does not hide a good name.
  */
+/* What a lookup compares dentries with: a disk name, or a parsed no-key name. */
+struct name_match {
+	uint32_t hash;
+	const uint8_t *name;
+	size_t len;
+	const struct fscrypt_nokey_name *nk;
+};
+
+static bool name_matches(const struct name_match *m, const struct dentry_info *de)
+{
+	if (de->hash != m->hash)
+		return false;
+	if (m->nk)
+		return fscrypt_nokey_name_match(m->nk, de->name, de->name_len);
+	return de->name_len == m->len && memcmp(de->name, m->name, m->len) == 0;
+}
+
 static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
-			const struct f2fs_dentry_ptr *d, uint64_t blk, uint32_t hash,
-			const char *name, size_t len, struct dentry_info *out)
+			const struct f2fs_dentry_ptr *d, uint64_t blk,
+			const struct name_match *m, struct dentry_info *out)
 {
 	uint32_t pos = 0;
 	bool warned = false;
@@ -174,8 +192,7 @@ static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 
 	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, false, out)) == 1) {
 		/* hash first, as the kernel does: it is the cheap filter */
-		if (out->hash == hash && out->name_len == len &&
-		    memcmp(out->name, name, len) == 0) {
+		if (name_matches(m, out)) {
 			int bad = dentry_target_bad(sb, dir, blk, out->bit, out);
 
 			return bad ? bad : 1;
@@ -188,8 +205,6 @@ static int check_dir(const struct f2fs_inode *dir)
 {
 	if (!S_ISDIR(dir->mode))
 		return -ENOTDIR;
-	if (f2fs_is_encrypted(dir))
-		return -ENOKEY;
 	/* casefolded names hash over the folded form, not supported here */
 	if (dir->flags & F2FS_CASEFOLD_FL)
 		return -EOPNOTSUPP;
@@ -207,6 +222,9 @@ struct entry_loc {
 static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		      struct entry_loc *loc)
 {
+	struct fscrypt_nokey_name nk;
+	uint8_t ct[F2FS_NAME_LEN + 1];
+	struct name_match m;
 	struct f2fs_dentry_ptr d;
 	uint32_t hash, max_depth;
 	uint64_t max_blocks;
@@ -222,11 +240,40 @@ static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 	if (len > F2FS_NAME_LEN)
 		return -ENAMETOOLONG;
 
-	hash = f2fs_dentry_hash((const uint8_t *)name, len);
+	/*
+	 * Encrypted directories store ciphertext names hashed as such: with
+	 * the key, encrypt the name; without it, the name must be a no-key
+	 * name, which carries the hash and the ciphertext (or its digest).
+	 */
+	m.nk = NULL;
+	m.name = (const uint8_t *)name;
+	m.len = len;
+	if (f2fs_is_encrypted(dir)) {
+		const struct fscrypt_inode_info *ci;
+
+		ret = f2fs_get_crypt_info(sb, dir, &ci);
+		if (ret == -ENOKEY) {
+			if (fscrypt_nokey_name_decode(name, len, &nk))
+				return -ENOENT;
+			m.nk = &nk;
+			m.hash = nk.hash;
+		} else if (ret) {
+			return ret;
+		} else {
+			ret = fscrypt_fname_encrypt(ci, name, len, ct, sizeof(ct));
+			if (ret < 0)
+				return ret;
+			m.name = ct;
+			m.len = (size_t)ret;
+		}
+	}
+	if (!m.nk)
+		m.hash = f2fs_dentry_hash(m.name, m.len);
+	hash = m.hash;
 
 	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
 		f2fs_make_dentry_ptr_inline(&d, dir);
-		ret = find_in_area(sb, dir, &d, INLINE_AREA, hash, name, len, &loc->de);
+		ret = find_in_area(sb, dir, &d, INLINE_AREA, &m, &loc->de);
 		loc->lblk = INLINE_AREA;
 		return ret < 0 ? ret : ret ? 0 : -ENOENT;
 	}
@@ -268,7 +315,7 @@ static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 			if (rd == 0)
 				continue;	/* hole: an empty dentry block */
 			f2fs_make_dentry_ptr_block(&d, blk);
-			ret = find_in_area(sb, dir, &d, lblk, hash, name, len, &loc->de);
+			ret = find_in_area(sb, dir, &d, lblk, &m, &loc->de);
 			loc->lblk = lblk;
 		}
 	}
@@ -299,18 +346,42 @@ int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name
  * Emit the entries of one area from slot `start`; positions are
  * base + slot.  Returns 1 if fill asked to stop, 0 at the end, <0 error.
  */
+static bool is_dot(const uint8_t *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
 static int emit_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 		     const struct f2fs_dentry_ptr *d, uint64_t blk, uint64_t base,
-		     uint32_t start, f2fs_filldir_t fill, void *ctx)
+		     uint32_t start, const struct fscrypt_inode_info *ci, f2fs_filldir_t fill,
+		     void *ctx)
 {
+	char shown[FSCRYPT_NOKEY_NAME_MAX_ENCODED + F2FS_NAME_LEN + 1];
 	struct dentry_info de;
 	uint32_t pos = start;
 	bool warned = false;
 	int ret;
 
 	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, true, &de)) == 1) {
-		if (fill(ctx, (const char *)de.name, de.name_len, de.ino, de.file_type,
-			 base + de.next))
+		const char *name = (const char *)de.name;
+		size_t len = de.name_len;
+
+		if (f2fs_is_encrypted(dir) && !is_dot(de.name, len)) {
+			int n = ci ? fscrypt_fname_decrypt(ci, de.name, len, shown, sizeof(shown))
+				   : fscrypt_nokey_name_encode(de.hash, 0, de.name, len, shown,
+							       sizeof(shown));
+
+			/* a damaged ciphertext may decrypt to no name or to a path */
+			if (n <= 0 || memchr(shown, '/', (size_t)n) || memchr(shown, 0, (size_t)n)) {
+				f2fs_warn(sb, "directory %u: entry at slot %u has an undecodable "
+					  "encrypted name; skipped", dir->ino, de.bit);
+				atomic_store(&sb->need_fsck, true);
+				continue;
+			}
+			name = shown;
+			len = (size_t)n;
+		}
+		if (fill(ctx, name, len, de.ino, de.file_type, base + de.next))
 			return 1;
 	}
 	return ret;
@@ -324,6 +395,7 @@ static int emit_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 		     f2fs_filldir_t fill, void *ctx)
 {
+	const struct fscrypt_inode_info *ci = NULL;
 	struct f2fs_dentry_ptr d;
 	uint64_t n, nblocks;
 	uint32_t start;
@@ -333,12 +405,20 @@ int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 	ret = check_dir(dir);
 	if (ret)
 		return ret;
+	if (f2fs_is_encrypted(dir)) {
+		/* without the key, readdir shows no-key names */
+		ret = f2fs_get_crypt_info(sb, dir, &ci);
+		if (ret && ret != -ENOKEY)
+			return ret;
+		if (ret)
+			ci = NULL;
+	}
 
 	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
 		f2fs_make_dentry_ptr_inline(&d, dir);
 		if (off >= d.max)
 			return 0;
-		ret = emit_area(sb, dir, &d, INLINE_AREA, 0, (uint32_t)off, fill, ctx);
+		ret = emit_area(sb, dir, &d, INLINE_AREA, 0, (uint32_t)off, ci, fill, ctx);
 		return ret < 0 ? ret : 0;
 	}
 
@@ -378,7 +458,7 @@ int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 			}
 			if (rd > 0) {
 				f2fs_make_dentry_ptr_block(&d, blk);
-				ret = emit_area(sb, dir, &d, n, n * NR_DENTRY_IN_BLOCK, start,
+				ret = emit_area(sb, dir, &d, n, n * NR_DENTRY_IN_BLOCK, start, ci,
 						fill, ctx);
 			}
 			start = 0;
@@ -515,6 +595,13 @@ int f2fs_add_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, 
 		return err;
 	if (!len || len > F2FS_NAME_LEN)
 		return len ? -ENAMETOOLONG : -ENOENT;
+	if (f2fs_is_encrypted(dir)) {
+		const struct fscrypt_inode_info *ci;
+
+		/* no entries without the key; with it, encrypted creation comes later */
+		err = f2fs_get_crypt_info(sb, dir, &ci);
+		return err ? err : -EOPNOTSUPP;
+	}
 
 	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
 		uint32_t bit;

@@ -101,6 +101,7 @@ bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf);
 void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf);
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr);
 void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses);
+void f2fs_cache_drop_all(struct f2fs_cache *c);
 
 /* ======================= extent cache (extent_cache.c) ======================= */
 
@@ -157,6 +158,11 @@ struct f2fs_inode {
 	uint64_t compr_blocks;
 
 	struct f2fs_extent_tree et;
+
+	/* encryption (crypt.c), under sb->crypt_lock */
+	struct fscrypt_inode_info *ci;
+	int ci_err;			/* cached failure, valid while ci_gen matches */
+	uint64_t ci_gen;
 };
 
 enum { F2FS_TIME_ATIME, F2FS_TIME_MTIME, F2FS_TIME_CTIME, F2FS_TIME_CRTIME };
@@ -516,7 +522,22 @@ struct f2fs_sb {
 	pthread_mutex_t orphan_lock;	/* orphans[] on a writable mount */
 	uint32_t orphan_cap;
 	uint64_t last_cp_time;		/* monotonic seconds, for the periodic checkpoint */
+
+	/* encryption: the keyring and a generation bumped by every key change */
+	struct fscrypt_keyring *keyring;
+	pthread_mutex_t crypt_lock;
+	uint64_t key_gen;
 };
+
+/* crypt.c */
+struct fscrypt_inode_info;
+int f2fs_crypt_init(struct f2fs_sb *sb);
+void f2fs_crypt_destroy(struct f2fs_sb *sb);
+int f2fs_get_crypt_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info **out);
+void f2fs_put_crypt_info(struct f2fs_inode *inode);
+void f2fs_crypt_ctx(const struct fscrypt_inode_info *ci, uint64_t lblk, struct f2fs_crypt_ctx *c);
+uint32_t f2fs_crypt_limit_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk, uint32_t nr);
 
 /* namei.c */
 int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino);

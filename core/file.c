@@ -39,6 +39,16 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write)
 		f2fs_iput(sb, inode);
 		return -EISDIR;
 	}
+	if (S_ISREG(inode->mode) && f2fs_is_encrypted(inode)) {
+		/* fscrypt_file_open: a regular file opens only with its key */
+		const struct fscrypt_inode_info *ci;
+
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err) {
+			f2fs_iput(sb, inode);
+			return err;
+		}
+	}
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->open_count++;
 	pthread_rwlock_unlock(&inode->lock);

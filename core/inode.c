@@ -190,6 +190,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 
 static void free_inode(struct f2fs_inode *inode)
 {
+	f2fs_put_crypt_info(inode);
 	f2fs_extent_tree_destroy(&inode->et);
 	pthread_rwlock_destroy(&inode->lock);
 	free(inode->node);

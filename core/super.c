@@ -278,6 +278,10 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	pthread_mutex_init(&sb->rename_lock, NULL);
 	pthread_mutex_init(&sb->orphan_lock, NULL);
 	sb->max_unused_inodes = 4096;
+	if (f2fs_crypt_init(sb)) {
+		free(sb);
+		return NULL;
+	}
 	return sb;
 }
 
@@ -360,6 +364,7 @@ static void sb_free(struct f2fs_sb *sb)
 	if (sb->cache)
 		f2fs_cache_destroy(sb->cache);
 	f2fs_dev_close(sb->dev);
+	f2fs_crypt_destroy(sb);
 	pthread_mutex_destroy(&sb->icache_lock);
 	pthread_rwlock_destroy(&sb->cp_rwsem);
 	pthread_mutex_destroy(&sb->rename_lock);

@@ -8,6 +8,10 @@
 #include <sys/stat.h>
 
 #include "f2fs.h"
+#include "fscrypt.h"
+
+static ssize_t symlink_target(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf,
+			      size_t size);
 
 int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
 {
@@ -17,6 +21,13 @@ int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
 	if (err)
 		return err;
 	f2fs_fill_stat(sb, inode, st);
+	/* fscrypt_symlink_getattr: an encrypted symlink's size is its shown target's */
+	if (S_ISLNK(inode->mode) && f2fs_is_encrypted(inode)) {
+		ssize_t n = symlink_target(sb, inode, NULL, 0);
+
+		if (n >= 0)
+			st->size = (uint64_t)n;
+	}
 	f2fs_iput(sb, inode);
 	return 0;
 }
@@ -92,54 +103,84 @@ ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint6
 	return r;
 }
 
+/*
+ * The stored target: inline data or block 0, i_size bytes.  For an
+ * encrypted symlink that is struct fscrypt_symlink_data, shown decrypted
+ * with the key and as a no-key name without it, as the kernel does.
+ */
+static ssize_t symlink_target(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf,
+			      size_t size)
+{
+	uint8_t *blk = f2fs_alloc_blocks(1);
+	size_t n = (size_t)inode->size;
+	ssize_t r;
+	int err;
+
+	if (!blk)
+		return -ENOMEM;
+	if (inode->size == 0 || inode->size >= F2FS_BLKSIZE) {
+		r = f2fs_corrupted(sb, "symlink %u: bad target length %llu", inode->ino,
+				   (unsigned long long)inode->size);
+		goto out;
+	}
+	if (inode->inline_flags & F2FS_INLINE_DATA) {
+		r = f2fs_read_inline_data(inode, blk, n, 0);
+		if (r >= 0 && (size_t)r != n)
+			r = f2fs_corrupted(sb, "symlink %u: short inline target", inode->ino);
+	} else {
+		err = f2fs_read_data_block(sb, inode, 0, blk);
+		r = err < 0 ? err : err == 0 ? f2fs_corrupted(sb, "symlink %u: target block "
+							       "missing", inode->ino) : (ssize_t)n;
+	}
+	if (r < 0)
+		goto out;
+	if (f2fs_is_encrypted(inode)) {
+		const struct fscrypt_inode_info *ci;
+		char tmp[F2FS_BLKSIZE];
+
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err == -ENOKEY) {
+			if (n < 2 || get_le16(blk) + 2u > n) {
+				r = f2fs_corrupted(sb, "symlink %u: bad encrypted target", inode->ino);
+				goto out;
+			}
+			r = fscrypt_nokey_name_encode(0, 0, blk + 2, get_le16(blk), tmp, sizeof(tmp));
+		} else if (!err) {
+			r = fscrypt_symlink_decrypt(ci, blk, n, tmp, sizeof(tmp));
+		} else {
+			r = err;
+		}
+		if (r < 0)
+			goto out;
+		memcpy(blk, tmp, (size_t)r);
+		n = (size_t)r;
+	}
+	if (memchr(blk, 0, n)) {
+		r = f2fs_corrupted(sb, "symlink %u: target contains a NUL byte", inode->ino);
+		goto out;
+	}
+	r = (ssize_t)F2FS_MIN(n, size);
+	if (buf)
+		memcpy(buf, blk, (size_t)r);
+	else
+		r = (ssize_t)n;
+out:
+	free(blk);
+	return r;
+}
+
 ssize_t f2fs_readlink(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size)
 {
 	struct f2fs_inode *inode;
-	uint8_t *blk = NULL;
 	ssize_t r;
-	size_t n;
 	int err = f2fs_iget(sb, ino, &inode);
 
 	if (err)
 		return err;
-	if ((inode->mode & S_IFMT) != S_IFLNK) {
+	if ((inode->mode & S_IFMT) != S_IFLNK)
 		r = -EINVAL;
-		goto out;
-	}
-	if (f2fs_is_encrypted(inode)) {
-		r = -ENOKEY;
-		goto out;
-	}
-	if (inode->size == 0 || inode->size >= F2FS_BLKSIZE) {
-		r = f2fs_corrupted(sb, "symlink %u: bad target length %llu", ino,
-				   (unsigned long long)inode->size);
-		goto out;
-	}
-	n = (size_t)inode->size;
-	if (inode->inline_flags & F2FS_INLINE_DATA) {
-		r = f2fs_read_inline_data(inode, buf, F2FS_MIN(n, size), 0);
-	} else {
-		blk = f2fs_alloc_blocks(1);
-		if (!blk) {
-			r = -ENOMEM;
-			goto out;
-		}
-		err = f2fs_read_data_block(sb, inode, 0, blk);
-		if (err < 0) {
-			r = err;
-			goto out;
-		}
-		if (err == 0) {
-			r = f2fs_corrupted(sb, "symlink %u: target block missing", ino);
-			goto out;
-		}
-		r = (ssize_t)F2FS_MIN(n, size);
-		memcpy(buf, blk, (size_t)r);
-	}
-	if (r >= 0 && memchr(buf, 0, (size_t)r))
-		r = f2fs_corrupted(sb, "symlink %u: target contains a NUL byte", ino);
-out:
-	free(blk);
+	else
+		r = symlink_target(sb, inode, buf, size);
 	f2fs_iput(sb, inode);
 	return r;
 }
