@@ -25,6 +25,7 @@ MAX_DEPTH = 64
 MAX_ENTRIES = 20000
 MAX_BYTES = 64 << 20
 MAX_FILE = 32 << 20
+DETAIL = [None]
 
 
 def do(op, path, check):
@@ -32,6 +33,7 @@ def do(op, path, check):
         os.lstat(path)
         return None
     if op == 'read':
+        size_before = os.lstat(path).st_size
         h = hashlib.sha256()
         with open(path, 'rb') as f:
             total = 0
@@ -43,6 +45,10 @@ def do(op, path, check):
                 if total > MAX_FILE:
                     raise OSError(errno.EFBIG, 'file longer than %d bytes' % MAX_FILE)
                 h.update(b)
+        size = os.lstat(path).st_size
+        if total != size_before:
+            DETAIL[0] = 'read %d of %d bytes then EOF; st_size after the read: %d' % (
+                total, size_before, size)
         return h.hexdigest()
     if op == 'read_head':
         with open(path, 'rb') as f:
@@ -118,8 +124,9 @@ def main():
     results = []
     for c in checks:
         path = os.path.join(mnt, c['path']) if c['path'] else mnt
+        DETAIL[0] = None
         try:
-            results.append({'value': do(c['op'], path, c)})
+            results.append({'value': do(c['op'], path, c), 'detail': DETAIL[0]})
         except OSError as e:
             results.append({'errno': e.errno, 'strerror': e.strerror})
     out = {'checks': results, 'walk': walk(mnt)}

@@ -118,7 +118,8 @@ def judge(check, res):
     errnos = check.get("errnos", make_corpus.ERR)
     if want == "error":
         if got_errno is None:
-            return "%s succeeded (%r), expected errno in %s" % (what, res.get("value"), errnos)
+            return "%s succeeded (%r%s), expected errno in %s" % (
+                what, res.get("value"), "; " + res["detail"] if res.get("detail") else "", errnos)
         if got_errno not in errnos:
             return "%s failed with errno %d (%s), expected one of %s" % (
                 what, got_errno, res.get("strerror"), errnos)
@@ -131,7 +132,8 @@ def judge(check, res):
             " or errno in %s" % errnos if want == "any" else "")
     val = res.get("value")
     if op == "read" and "sha256" in check and val != check["sha256"]:
-        return "%s: contents differ (sha256 %s, expected %s)" % (what, val, check["sha256"])
+        return "%s: contents differ (sha256 %s, expected %s%s)" % (
+            what, val, check["sha256"], "; " + res["detail"] if res.get("detail") else "")
     if op in ("list", "listxattr") and "names" in check and val != sorted(check["names"]):
         return "%s returned %s, expected %s" % (what, val, sorted(check["names"]))
     if op == "readlink" and "target" in check and val != check["target"]:
