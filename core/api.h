@@ -178,6 +178,17 @@ int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16]
 int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16]);
 bool f2fs_key_present(struct f2fs_sb *sb, const uint8_t id[16]);
 
+/* An fscrypt policy as stored in a context (version 1 or 2, modes, flags). */
+struct f2fs_policy {
+	uint8_t version;		/* context version: 1 or 2 */
+	uint8_t contents_mode, filenames_mode, flags, log2_data_unit_size;
+	uint8_t key_spec[16];		/* v1: 8-byte descriptor; v2: identifier */
+};
+/* -ENODATA if not encrypted */
+int f2fs_get_policy(struct f2fs_sb *sb, uint32_t ino, struct f2fs_policy *p);
+/* On an empty directory; -EEXIST if it has another policy, -ENOKEY without its v2 key. */
+int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p);
+
 const char *f2fs_version_string(void);
 
 #endif /* F2FS_API_H */

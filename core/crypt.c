@@ -162,3 +162,201 @@ int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16])
 	f2fs_cache_drop_all(sb->cache);
 	return 0;
 }
+
+/* ---- new inodes and names ---- */
+
+static int read_context(struct f2fs_sb *sb, struct f2fs_inode *inode, struct fscrypt_context *ctx)
+{
+	uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE];
+	ssize_t n = f2fs_xattr_get_raw(sb, inode, FSCRYPT_XATTR_INDEX, FSCRYPT_XATTR_NAME, 1, raw,
+				       sizeof(raw));
+
+	if (n < 0)
+		return n == -ENODATA ? f2fs_corrupted(sb, "inode %u: encrypted without a "
+						      "context", inode->ino) : (int)n;
+	if (fscrypt_context_parse(raw, (size_t)n, ctx))
+		return f2fs_corrupted(sb, "inode %u: invalid encryption context", inode->ino);
+	return 0;
+}
+
+int f2fs_crypt_inherit(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode)
+{
+	const struct fscrypt_inode_info *dci;
+	struct fscrypt_context ctx;
+	uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE];
+	int n, err;
+
+	if (!f2fs_is_encrypted(dir))
+		return 0;
+	/* fscrypt_prepare_new_inode: the directory's key must be present */
+	err = f2fs_get_crypt_info(sb, dir, &dci);
+	if (err)
+		return err;
+	inode->advise |= FADVISE_ENC_NAME_BIT;	/* i_name holds the encrypted name */
+	if (!S_ISREG(inode->mode) && !S_ISDIR(inode->mode) && !S_ISLNK(inode->mode))
+		return 0;			/* devices, fifos, sockets: names only */
+	ctx = *fscrypt_inode_context(dci);
+	f2fs_random_bytes(ctx.nonce, sizeof(ctx.nonce));
+	n = fscrypt_context_serialize(&ctx, raw, sizeof(raw));
+	if (n < 0)
+		return n;
+	err = f2fs_xattr_set_raw(sb, inode, FSCRYPT_XATTR_INDEX, FSCRYPT_XATTR_NAME, raw, (size_t)n,
+				 F2FS_XATTR_CREATE);
+	if (err)
+		return err;
+	inode->advise |= FADVISE_ENCRYPT_BIT;
+	/* encrypted regular files are never inline (f2fs_may_inline_data) */
+	if (S_ISREG(inode->mode))
+		inode->inline_flags &= (uint8_t)~F2FS_INLINE_DATA;
+	return 0;
+}
+
+int f2fs_crypt_disk_name(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+			 uint8_t *out, size_t outlen)
+{
+	const struct fscrypt_inode_info *ci;
+	int err = f2fs_get_crypt_info(sb, dir, &ci);
+
+	if (err)
+		return err;
+	return fscrypt_fname_encrypt(ci, name, len, out, outlen);
+}
+
+int f2fs_crypt_permitted(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode)
+{
+	struct fscrypt_context a, b;
+	const struct fscrypt_inode_info *ci;
+	int err;
+
+	if (!f2fs_is_encrypted(dir))
+		return 0;
+	err = f2fs_get_crypt_info(sb, dir, &ci);
+	if (err)
+		return err;
+	/* special files carry no policy of their own: they may move anywhere */
+	if (!S_ISREG(inode->mode) && !S_ISDIR(inode->mode) && !S_ISLNK(inode->mode))
+		return 0;
+	if (!f2fs_is_encrypted(inode))
+		return -EXDEV;
+	err = read_context(sb, dir, &a);
+	if (!err)
+		err = read_context(sb, inode, &b);
+	if (err)
+		return err;
+	if (a.version != b.version || a.contents_mode != b.contents_mode ||
+	    a.filenames_mode != b.filenames_mode || a.flags != b.flags ||
+	    a.log2_data_unit_size != b.log2_data_unit_size ||
+	    memcmp(a.key_spec, b.key_spec, sizeof(a.key_spec)))
+		return -EXDEV;
+	return 0;
+}
+
+int f2fs_crypt_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *target,
+		       size_t len, uint8_t *disk, size_t disklen)
+{
+	const struct fscrypt_inode_info *ci;
+	int err = f2fs_get_crypt_info(sb, inode, &ci);
+
+	if (err)
+		return err;
+	return fscrypt_symlink_encrypt(ci, target, len, disk, disklen);
+}
+
+/* ---- policies (FS_IOC_SET_ENCRYPTION_POLICY / GET) ---- */
+
+static void policy_from_ctx(const struct fscrypt_context *c, struct f2fs_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->version = c->version;
+	p->contents_mode = c->contents_mode;
+	p->filenames_mode = c->filenames_mode;
+	p->flags = c->flags;
+	p->log2_data_unit_size = c->log2_data_unit_size;
+	memcpy(p->key_spec, c->key_spec, sizeof(p->key_spec));
+}
+
+int f2fs_get_policy(struct f2fs_sb *sb, uint32_t ino, struct f2fs_policy *p)
+{
+	struct f2fs_inode *inode;
+	struct fscrypt_context ctx;
+	int err = f2fs_iget(sb, ino, &inode);
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	err = f2fs_is_encrypted(inode) ? read_context(sb, inode, &ctx) : -ENODATA;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	if (!err)
+		policy_from_ctx(&ctx, p);
+	return err;
+}
+
+/*
+ * fscrypt_ioctl_set_policy: an empty directory takes the policy (a fresh
+ * nonce, the encrypt bit); setting the policy a directory already has is
+ * not an error; a v2 policy's key must have been added.
+ */
+int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p)
+{
+	struct fscrypt_context ctx = { 0 }, cur;
+	uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE];
+	struct f2fs_inode *inode;
+	int n, err;
+
+	if (sb->opts.readonly || !sb->sm)
+		return -EROFS;
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_ENCRYPT)) {
+		f2fs_err(sb, "set_policy: the filesystem lacks the \"encrypt\" feature");
+		return -EOPNOTSUPP;
+	}
+	ctx.version = p->version;
+	ctx.contents_mode = p->contents_mode;
+	ctx.filenames_mode = p->filenames_mode;
+	ctx.flags = p->flags;
+	ctx.log2_data_unit_size = p->log2_data_unit_size;
+	memcpy(ctx.key_spec, p->key_spec, sizeof(ctx.key_spec));
+	f2fs_random_bytes(ctx.nonce, sizeof(ctx.nonce));
+	n = fscrypt_context_serialize(&ctx, raw, sizeof(raw));
+	if (n < 0)
+		return n;
+	if (fscrypt_context_parse(raw, (size_t)n, &ctx))
+		return -EINVAL;
+	if (!fscrypt_mode_supported(ctx.contents_mode) || !fscrypt_mode_supported(ctx.filenames_mode)) {
+		f2fs_err(sb, "set_policy: %s/%s is not supported by this build",
+			 fscrypt_mode_name(ctx.contents_mode), fscrypt_mode_name(ctx.filenames_mode));
+		return -EOPNOTSUPP;
+	}
+	if (ctx.version == 2 && !fscrypt_keyring_lookup(sb->keyring, 2, ctx.key_spec))
+		return -ENOKEY;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	if (!S_ISDIR(inode->mode)) {
+		err = -ENOTDIR;
+	} else if (f2fs_is_encrypted(inode)) {
+		err = read_context(sb, inode, &cur);
+		if (!err) {
+			struct f2fs_policy have;
+
+			policy_from_ctx(&cur, &have);
+			err = memcmp(&have, p, sizeof(have)) ? -EEXIST : 0;
+		}
+	} else if ((err = f2fs_empty_dir(sb, inode)) <= 0) {
+		err = err ? err : -ENOTEMPTY;
+	} else {
+		err = f2fs_xattr_set_raw(sb, inode, FSCRYPT_XATTR_INDEX, FSCRYPT_XATTR_NAME, raw,
+					 (size_t)n, F2FS_XATTR_CREATE);
+		if (!err) {
+			inode->advise |= FADVISE_ENCRYPT_BIT;
+			inode->ci_err = 0;
+			err = f2fs_mark_inode_dirty(sb, inode);
+		}
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
+}

@@ -528,15 +528,23 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	uint8_t *bounce = f2fs_alloc_blocks(MAX_READ_RUN);
 	struct iovec *iov = calloc(MAX_READ_RUN, sizeof(*iov));
 	uint64_t end = off + len, pos = off;
+	const struct fscrypt_inode_info *ci = NULL;
+	struct f2fs_crypt_ctx cc;
 	int err = 0;
 
 	if (!dn || !bounce || !iov) {
 		err = -ENOMEM;
 		goto out;
 	}
+	/* only regular files encrypt contents; dentry and symlink blocks go as they are */
+	if (S_ISREG(inode->mode) && f2fs_is_encrypted(inode)) {
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err)
+			goto out;
+	}
 	while (!err && pos < end) {
 		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);
-		uint32_t run_start = 0, nr = 0, nb = 0;
+		uint32_t run_start = 0, run_lblk = 0, nr = 0, nb = 0;
 
 		if (pos / F2FS_BLKSIZE >= f2fs_max_file_blocks(inode)) {
 			err = -EFBIG;
@@ -561,7 +569,17 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				if (is_hole(old)) {
 					memset(b, 0, F2FS_BLKSIZE);
 				} else {
-					err = f2fs_dev_read(sb->dev, old, b, 1);
+					struct iovec biov = { b, F2FS_BLKSIZE };
+					struct f2fs_crypt_ctx rc;
+					struct f2fs_bio rb = { .op = F2FS_BIO_READ, .blkaddr = old,
+							       .nr_blocks = 1, .iov = &biov,
+							       .iovcnt = 1 };
+
+					if (ci) {
+						f2fs_crypt_ctx(ci, pos / F2FS_BLKSIZE, &rc);
+						rb.crypt = &rc;
+					}
+					err = f2fs_submit_bio(sb->dev, &rb);
 					if (err)
 						break;
 				}
@@ -576,16 +594,25 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
 			if (err)
 				break;
-			if (nr && run_start + nr != addr) {
+			/* a run is physically contiguous and, encrypted, has consecutive DUNs */
+			if (nr && (run_start + nr != addr ||
+				   (ci && f2fs_crypt_limit_blocks(ci, run_lblk, nr + 1) <= nr))) {
 				struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
 							.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
+
+				if (ci) {
+					f2fs_crypt_ctx(ci, run_lblk, &cc);
+					bio.crypt = &cc;
+				}
 				err = f2fs_submit_bio(sb->dev, &bio);
 				nr = 0;
 				if (err)
 					break;
 			}
-			if (!nr)
+			if (!nr) {
 				run_start = addr;
+				run_lblk = (uint32_t)(pos / F2FS_BLKSIZE);
+			}
 			iov[nr++] = (struct iovec){ (void *)data, F2FS_BLKSIZE };
 			if (old == NULL_ADDR) {
 				count_blocks(sb, 1);
@@ -602,7 +629,13 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 		if (nr) {
 			struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
 						.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
-			int werr = f2fs_submit_bio(sb->dev, &bio);
+			int werr;
+
+			if (ci) {
+				f2fs_crypt_ctx(ci, run_lblk, &cc);
+				bio.crypt = &cc;
+			}
+			werr = f2fs_submit_bio(sb->dev, &bio);
 
 			if (!err)
 				err = werr;
@@ -632,8 +665,24 @@ int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t
 	return err ? err : f2fs_mark_inode_dirty(sb, inode);
 }
 
+static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			     size_t len, uint64_t off);
+
+/* A new symlink's (possibly encrypted) target: raw bytes, inline when they fit. */
+ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			   size_t len)
+{
+	return do_file_write(sb, inode, buf, len, 0);
+}
+
 ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			size_t len, uint64_t off)
+{
+	return do_file_write(sb, inode, buf, len, off);
+}
+
+static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			     size_t len, uint64_t off)
 {
 	uint64_t end = off + len;
 	struct f2fs_timespec now;
@@ -643,10 +692,15 @@ ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void
 		return 0;
 	if (end < off || end > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
 		return -EFBIG;
-	if (f2fs_is_encrypted(inode))
-		return -ENOKEY;
 	if (f2fs_is_compressed(inode))
 		return -EOPNOTSUPP;
+	if (S_ISREG(inode->mode) && f2fs_is_encrypted(inode)) {
+		const struct fscrypt_inode_info *ci;
+
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err)
+			return err;
+	}
 	if (inode->inline_flags & F2FS_INLINE_DATA) {
 		if (end <= f2fs_max_inline_data(inode)) {
 			memcpy(f2fs_inline_data_addr(inode) + off, buf, len);

@@ -219,16 +219,15 @@ struct entry_loc {
 };
 
 /* __f2fs_find_entry: probe one bucket per hash level. 0, -ENOENT or <0. */
+static int search_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct name_match *m,
+			struct entry_loc *loc);
+
 static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		      struct entry_loc *loc)
 {
 	struct fscrypt_nokey_name nk;
 	uint8_t ct[F2FS_NAME_LEN + 1];
 	struct name_match m;
-	struct f2fs_dentry_ptr d;
-	uint32_t hash, max_depth;
-	uint64_t max_blocks;
-	uint8_t *blk;
 	int ret;
 
 	loc->blk = NULL;
@@ -269,11 +268,39 @@ static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 	}
 	if (!m.nk)
 		m.hash = f2fs_dentry_hash(m.name, m.len);
-	hash = m.hash;
+	return search_entry(sb, dir, &m, loc);
+}
+
+/* The same, for a name already in its on-disk form (roll-forward's i_name). */
+static int find_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			   size_t len, struct entry_loc *loc)
+{
+	struct name_match m = { .name = name, .len = len, .nk = NULL };
+	int ret;
+
+	loc->blk = NULL;
+	ret = check_dir(dir);
+	if (ret)
+		return ret;
+	if (!len || len > F2FS_NAME_LEN)
+		return -ENOENT;
+	m.hash = f2fs_dentry_hash(name, len);
+	return search_entry(sb, dir, &m, loc);
+}
+
+static int search_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct name_match *m,
+			struct entry_loc *loc)
+{
+	struct f2fs_dentry_ptr d;
+	uint32_t hash = m->hash, max_depth;
+	uint64_t max_blocks;
+	uint8_t *blk;
+	int ret;
+
 
 	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
 		f2fs_make_dentry_ptr_inline(&d, dir);
-		ret = find_in_area(sb, dir, &d, INLINE_AREA, &m, &loc->de);
+		ret = find_in_area(sb, dir, &d, INLINE_AREA, m, &loc->de);
 		loc->lblk = INLINE_AREA;
 		return ret < 0 ? ret : ret ? 0 : -ENOENT;
 	}
@@ -315,7 +342,7 @@ static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 			if (rd == 0)
 				continue;	/* hole: an empty dentry block */
 			f2fs_make_dentry_ptr_block(&d, blk);
-			ret = find_in_area(sb, dir, &d, lblk, &m, &loc->de);
+			ret = find_in_area(sb, dir, &d, lblk, m, &loc->de);
 			loc->lblk = lblk;
 		}
 	}
@@ -579,8 +606,53 @@ static void touch_dir(struct f2fs_inode *dir)
  * first bucket block with room, level by level, growing the hash depth as
  * the kernel's f2fs_add_regular_entry does.
  */
+static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		     struct f2fs_inode *inode, bool new_inode);
+
 int f2fs_add_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		  struct f2fs_inode *inode, bool new_inode)
+{
+	uint8_t ct[F2FS_NAME_LEN + 1];
+	int n, err = check_dir(dir);
+
+	if (err)
+		return err;
+	if (!len || len > F2FS_NAME_LEN)
+		return len ? -ENAMETOOLONG : -ENOENT;
+	if (!f2fs_is_encrypted(dir))
+		return add_entry(sb, dir, name, len, inode, new_inode);
+	/* the disk name is the ciphertext; its hash is taken over it */
+	n = f2fs_crypt_disk_name(sb, dir, name, len, ct, sizeof(ct));
+	if (n < 0)
+		return n;
+	return add_entry(sb, dir, (const char *)ct, (size_t)n, inode, new_inode);
+}
+
+/* Roll-forward relinks with the name the inode recorded, already on-disk form. */
+int f2fs_add_link_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+		       size_t len, struct f2fs_inode *inode)
+{
+	return add_entry(sb, dir, (const char *)name, len, inode, true);
+}
+
+int f2fs_dir_lookup_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			 size_t len, uint32_t *ino)
+{
+	struct entry_loc loc;
+	int ret = find_entry_disk(sb, dir, name, len, &loc);
+
+	if (ret)
+		return ret;
+	*ino = loc.de.ino;
+	free(loc.blk);
+	return 0;
+}
+
+int f2fs_delete_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			   size_t len, struct f2fs_inode *inode);
+
+static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		     struct f2fs_inode *inode, bool new_inode)
 {
 	uint32_t hash = f2fs_dentry_hash((const uint8_t *)name, len);
 	uint32_t slots = GET_DENTRY_SLOTS((uint32_t)len);
@@ -595,13 +667,6 @@ int f2fs_add_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, 
 		return err;
 	if (!len || len > F2FS_NAME_LEN)
 		return len ? -ENAMETOOLONG : -ENOENT;
-	if (f2fs_is_encrypted(dir)) {
-		const struct fscrypt_inode_info *ci;
-
-		/* no entries without the key; with it, encrypted creation comes later */
-		err = f2fs_get_crypt_info(sb, dir, &ci);
-		return err ? err : -EOPNOTSUPP;
-	}
 
 	if (dir->inline_flags & F2FS_INLINE_DENTRY) {
 		uint32_t bit;
@@ -685,16 +750,35 @@ static int write_entry_area(struct f2fs_sb *sb, struct f2fs_inode *dir, struct e
 }
 
 /* f2fs_delete_entry: clear the slots; an emptied dentry block is freed. */
+static int delete_at(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_loc *loc,
+		     struct f2fs_inode *inode);
+
 int f2fs_delete_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		      struct f2fs_inode *inode)
 {
-	struct f2fs_dentry_ptr d;
 	struct entry_loc loc;
-	uint32_t slots;
 	int err = find_entry(sb, dir, name, len, &loc);
 
-	if (err)
-		return err;
+	return err ? err : delete_at(sb, dir, &loc, inode);
+}
+
+int f2fs_delete_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			   size_t len, struct f2fs_inode *inode)
+{
+	struct entry_loc loc;
+	int err = find_entry_disk(sb, dir, name, len, &loc);
+
+	return err ? err : delete_at(sb, dir, &loc, inode);
+}
+
+static int delete_at(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_loc *lp,
+		     struct f2fs_inode *inode)
+{
+	struct f2fs_dentry_ptr d;
+	struct entry_loc loc = *lp;
+	uint32_t slots;
+	int err;
+
 	if (loc.lblk == INLINE_AREA)
 		f2fs_make_dentry_ptr_inline(&d, dir);
 	else

@@ -244,6 +244,13 @@ int f2fs_make_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2f
 int f2fs_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *dir);
 uint8_t f2fs_file_type(uint32_t mode);
 int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *parent);
+/* Names in their on-disk form (ciphertext in encrypted directories). */
+int f2fs_add_link_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+		       size_t len, struct f2fs_inode *inode);
+int f2fs_dir_lookup_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			 size_t len, uint32_t *ino);
+int f2fs_delete_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			   size_t len, struct f2fs_inode *inode);
 
 /* ======================= xattrs (xattr.c) ======================= */
 
@@ -255,6 +262,8 @@ ssize_t f2fs_xattr_list(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf,
 /* value NULL removes; caller holds the inode's write lock */
 int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
 		   const void *value, size_t size, int flags);
+int f2fs_xattr_set_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, const char *name,
+		       const void *value, size_t size, int flags);
 /* Roll-forward: the inode's xattr node becomes the fsync()ed copy. */
 int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 /* Raw access by index, for the encryption context (index 9, name "c"). */
@@ -358,6 +367,8 @@ ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void
 			size_t len, uint64_t off);
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf);
+ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			   size_t len);
 int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
 int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode);
@@ -538,6 +549,16 @@ int f2fs_get_crypt_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 void f2fs_put_crypt_info(struct f2fs_inode *inode);
 void f2fs_crypt_ctx(const struct fscrypt_inode_info *ci, uint64_t lblk, struct f2fs_crypt_ctx *c);
 uint32_t f2fs_crypt_limit_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk, uint32_t nr);
+/* A new inode in an encrypted directory inherits its policy with a fresh nonce. */
+int f2fs_crypt_inherit(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode);
+/* The on-disk (encrypted) form of a name in dir; returns its length. */
+int f2fs_crypt_disk_name(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+			 uint8_t *out, size_t outlen);
+/* fscrypt_has_permitted_context: may inode live in dir? 0 or -EXDEV/-ENOKEY/... */
+int f2fs_crypt_permitted(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode);
+/* Encrypt a symlink target into disk (fscrypt_symlink_data); returns its size. */
+int f2fs_crypt_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *target,
+		       size_t len, uint8_t *disk, size_t disklen);
 
 /* namei.c */
 int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino);

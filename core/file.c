@@ -134,8 +134,12 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 			goto out;
 		}
 		if (f2fs_is_encrypted(inode)) {
-			err = -ENOKEY;
-			goto out;
+			/* fscrypt_prepare_setattr: resizing needs the key */
+			const struct fscrypt_inode_info *ci;
+
+			err = f2fs_get_crypt_info(sb, inode, &ci);
+			if (err)
+				goto out;
 		}
 		if (f2fs_is_compressed(inode)) {
 			err = -EOPNOTSUPP;
@@ -252,8 +256,11 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		goto out;
 	}
 	if (f2fs_is_encrypted(inode)) {
-		err = -ENOKEY;
-		goto out;
+		const struct fscrypt_inode_info *ci;
+
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err)
+			goto out;
 	}
 	if (f2fs_is_compressed(inode)) {
 		err = -EOPNOTSUPP;

@@ -177,8 +177,19 @@ bool f2fs_cred_in_group(const struct f2fs_cred *cred, uint32_t gid)
 static int write_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *target,
 			 size_t len)
 {
-	ssize_t r = f2fs_file_write(sb, inode, target, len, 0);
+	uint8_t disk[F2FS_BLKSIZE];
+	ssize_t r;
 
+	if (f2fs_is_encrypted(inode)) {
+		/* struct fscrypt_symlink_data, with the symlink's own key */
+		int n = f2fs_crypt_symlink(sb, inode, target, len, disk, sizeof(disk));
+
+		if (n < 0)
+			return n;
+		target = (const char *)disk;
+		len = (size_t)n;
+	}
+	r = f2fs_symlink_write(sb, inode, target, len);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -218,9 +229,23 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 		goto out_dir;
 	}
 	init_owner(dir, &mode, cred, &uid, &gid);
+	if (f2fs_is_encrypted(dir)) {
+		/* names in it need its key: fail before allocating anything */
+		const struct fscrypt_inode_info *dci;
+
+		err = f2fs_get_crypt_info(sb, dir, &dci);
+		if (err)
+			goto out_dir;
+	}
 	err = f2fs_new_inode(sb, dir, mode, uid, gid, &inode);
 	if (err)
 		goto out_dir;
+	err = f2fs_crypt_inherit(sb, dir, inode);
+	if (err) {
+		inode->links = 0;
+		f2fs_evict_inode(sb, inode);
+		goto out_inode;
+	}
 	if (S_ISCHR(mode) || S_ISBLK(mode)) {
 		uint8_t *a = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
 
@@ -316,6 +341,9 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 		err = -EMLINK;
 		goto out;
 	}
+	err = f2fs_crypt_permitted(sb, dir, inode);
+	if (err)
+		goto out;
 	err = f2fs_dir_lookup(sb, dir, name, len, &other, &ftype);
 	if (err != -ENOENT) {
 		if (!err)
@@ -549,6 +577,14 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 			err = r < 0 ? r : -EINVAL;
 			goto out;
 		}
+	}
+	/* fscrypt_prepare_rename: an inode may only move into a directory of its policy */
+	if (cross) {
+		err = f2fs_crypt_permitted(sb, ndir, old);
+		if (!err && victim && (flags & RENAME_EXCHANGE))
+			err = f2fs_crypt_permitted(sb, odir, victim);
+		if (err)
+			goto out;
 	}
 	if (victim)
 		lock_two(old, victim);

@@ -230,7 +230,6 @@ static int recover_dentry(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 	uint32_t pino = get_le32(page + I_PINO), namelen = get_le32(page + I_NAMELEN), ino;
 	const char *name = (const char *)page + I_NAME;
 	struct f2fs_inode *dir;
-	unsigned int ftype;
 	int err;
 
 	if (!namelen || namelen > F2FS_NAME_LEN)
@@ -244,14 +243,15 @@ static int recover_dentry(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 		return f2fs_corrupted(sb, "recovery: parent %u of inode %u is not a directory",
 				      pino, inode->ino);
 	}
-	err = f2fs_dir_lookup(sb, dir, name, namelen, &ino, &ftype);
+	/* i_name is in on-disk form: ciphertext in an encrypted directory */
+	err = f2fs_dir_lookup_disk(sb, dir, (const uint8_t *)name, namelen, &ino);
 	if (!err && ino != inode->ino) {
 		/* the name belongs to an older inode: it loses it */
 		struct f2fs_inode *old;
 
 		err = f2fs_iget(sb, ino, &old);
 		if (!err) {
-			err = f2fs_delete_entry(sb, dir, name, namelen, old);
+			err = f2fs_delete_entry_disk(sb, dir, (const uint8_t *)name, namelen, old);
 			if (!err && old->links)
 				old->links--;
 			if (!err && !old->links)
@@ -264,9 +264,13 @@ static int recover_dentry(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 			err = -ENOENT;
 	}
 	if (err == -ENOENT)
-		err = f2fs_add_link(sb, dir, name, namelen, inode, true);
-	f2fs_info(sb, "recovery: inode %u, name %.*s, dir %u: %s", inode->ino, (int)namelen, name,
-		  pino, err ? strerror(-err) : "ok");
+		err = f2fs_add_link_disk(sb, dir, (const uint8_t *)name, namelen, inode);
+	if (inode->advise & FADVISE_ENC_NAME_BIT)
+		f2fs_info(sb, "recovery: inode %u, encrypted name, dir %u: %s", inode->ino, pino,
+			  err ? strerror(-err) : "ok");
+	else
+		f2fs_info(sb, "recovery: inode %u, name %.*s, dir %u: %s", inode->ino, (int)namelen,
+			  name, pino, err ? strerror(-err) : "ok");
 	f2fs_iput(sb, dir);
 	return err;
 }

@@ -738,3 +738,10 @@ int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *nam
 	}
 	return -EOPNOTSUPP;
 }
+
+/* Raw access by index for the encryption context. */
+int f2fs_xattr_set_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, const char *name,
+		       const void *value, size_t size, int flags)
+{
+	return set_raw(sb, inode, index, name, value, size, flags);
+}
