@@ -958,7 +958,7 @@ def block_patch(old, new):
 
 
 def write_text_manifest(f, listing):
-    """The corpus in a line format for the C unit test (tests/unit/test_corrupt_mem.c):
+    """The corpus in a line format for the C unit test (tests/unit/test_parse_corpus.c):
         variant NAME BASE refused|ok
         patch BLOCK HEX
         check OP RESULT PATH ERRNOS EXTRA...     (PATH "." for the root, ERRNOS

@@ -396,17 +396,17 @@ int main(void)
 	snprintf(gen, sizeof(gen), "%s/tests/corrupt/make_corpus.py", src ? src : ".");
 	if (access(gen, R_OK)) {
 		SKIP("%s not found (run from the source tree or set F2FS_SRCDIR)", gen);
-		return check_done("test_corrupt_mem");
+		return check_done("test_parse_corpus");
 	}
 	if (!find_tool("mkfs.f2fs", tool, sizeof(tool)) || !find_tool("sload.f2fs", tool, sizeof(tool))) {
 		SKIP("mkfs.f2fs/sload.f2fs not found");
-		return check_done("test_corrupt_mem");
+		return check_done("test_parse_corpus");
 	}
 	if (!py)
 		py = "python3";
 	if (!mkdtemp(dir)) {
 		SKIP("mkdtemp failed");
-		return check_done("test_corrupt_mem");
+		return check_done("test_parse_corpus");
 	}
 	int rc = run_quiet("PATH=\"$PATH:/usr/sbin:/sbin\" '%s' '%s' '%s' >'%s/gen.log' 2>&1", py, gen,
 			   dir, dir);
@@ -421,7 +421,7 @@ int main(void)
 		}
 		free(log);
 		run_quiet("rm -rf '%s'", dir);
-		return check_done("test_corrupt_mem");
+		return check_done("test_parse_corpus");
 	}
 	for (char k = 'A'; k <= 'B'; k++) {
 		snprintf(path, sizeof(path), "%s/base-%c.img", dir, k);
@@ -491,5 +491,5 @@ int main(void)
 		free(bases[i].work);
 	}
 	run_quiet("rm -rf '%s'", dir);
-	return check_done("test_corrupt_mem");
+	return check_done("test_parse_corpus");
 }
