@@ -357,7 +357,8 @@ enum {
 #define DE_FILE_TYPE		10
 #define MAX_DIR_HASH_DEPTH	63
 #define MAX_DIR_BUCKETS		(1u << ((MAX_DIR_HASH_DEPTH / 2) - 1))
-#define F2FS_HASH_COL_BIT	0x80000000u
+/* The kernel masks the dentry hash with F2FS_HASH_COL_BIT (1ULL << 63), which
+ * leaves a 32-bit hash unchanged: no bit of an on-disk hash_code is reserved. */
 #define GET_DENTRY_SLOTS(x)	(((x) + F2FS_SLOT_LEN - 1) >> F2FS_SLOT_LEN_BITS)
 
 enum {
