@@ -49,6 +49,11 @@ KERNEL_CONFIGS = {
     "default": (512 * MiB, None, "", "populate $MNT --seed 11"),
     "extra-features": (512 * MiB, EXTRA, "", "populate $MNT --seed 12"),
     "compression": (512 * MiB, EXTRA + ",compression", "", "populate-compressed $MNT --seed 13"),
+    # other layouts the kernel makes on request: no inline data or dentries,
+    # a smaller inline xattr area, two logs, LFS allocation
+    "mount-options": (512 * MiB, EXTRA,
+                      "noinline_data,noinline_dentry,inline_xattr_size=60,active_logs=2,mode=lfs",
+                      "populate $MNT --seed 14"),
 }
 
 # name: (image size, mkfs -O features, treegen profile)
