@@ -1,0 +1,165 @@
+"""What survives a crash (SIGKILL of the daemon): fsync()ed data through
+roll-forward recovery, periodic checkpoints, orphans; and the options
+that steer it (checkpoint_interval=, fsync_checkpoint, io_stats)."""
+
+import os
+import subprocess
+import time
+
+import fsutil
+from test_write import MiB, blob, expect, fsck_inode_count, rwimage, sha, write_file  # noqa: F401
+
+NO_PERIODIC = "checkpoint_interval=3600"
+
+
+def test_fsync_survives_crash(rwimage):
+    """fsync()ed and fdatasync()ed files come back after a crash by
+    roll-forward on the next read-write mount; fsck is clean after."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    j = lambda *a: os.path.join(p, *a)   # noqa: E731
+    write_file(j("base"), blob(20000, 1))
+    os.mkdir(j("dir"))
+    write_file(j("dir", "old"), blob(3 * MiB, 2))
+    img.unmount()                       # checkpointed
+    p = img.mount()
+    j = lambda *a: os.path.join(p, *a)   # noqa: E731
+    fd = os.open(j("new"), os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, blob(100000, 3))
+    os.fsync(fd)
+    os.close(fd)
+    fd = os.open(j("base"), os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"appended")
+    os.fsync(fd)
+    os.close(fd)
+    fd = os.open(j("dir", "old"), os.O_WRONLY)
+    os.pwrite(fd, b"overwritten", MiB)
+    os.fdatasync(fd)
+    os.close(fd)
+    fd = os.open(j("new-inline"), os.O_RDWR | os.O_CREAT, 0o600)
+    os.write(fd, b"small and fsynced")
+    os.fsync(fd)
+    os.close(fd)
+    img.crash()
+
+    p = img.mount()
+    old = bytearray(blob(3 * MiB, 2))
+    old[MiB:MiB + 11] = b"overwritten"
+    img.finish(expect({
+        "new": {"content": sha(blob(100000, 3)), "size": "100000"},
+        "base": {"content": sha(blob(20000, 1) + b"appended")},
+        "dir/old": {"content": sha(bytes(old))},
+        "new-inline": {"content": sha(b"small and fsynced"), "mode": "0600"},
+    }))
+
+
+def test_fsync_checkpoint_option(rwimage):
+    """-o fsync_checkpoint: an fsync commits a checkpoint, so even a new
+    directory's files survive a crash, with no recovery to do."""
+    img = rwimage(options=(NO_PERIODIC, "fsync_checkpoint"))
+    p = img.mount()
+    os.makedirs(os.path.join(p, "a", "b"))
+    fd = os.open(os.path.join(p, "a", "b", "f"), os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, b"checkpointed")
+    os.fsync(fd)
+    os.close(fd)
+    img.crash()
+    p = img.mount(ro=True)
+    try:
+        with open(os.path.join(p, "a", "b", "f"), "rb") as f:
+            assert f.read() == b"checkpointed"
+    finally:
+        m = img.unmount()
+    assert "recovery" not in m.stderr(), m.stderr()
+    fsutil.fsck_check(img.image)
+
+
+def test_unsynced_changes_lost_in_crash(rwimage):
+    """With no fsync and no periodic checkpoint, a crash returns the image to
+    its last checkpoint, consistently."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    write_file(os.path.join(p, "kept"), b"checkpointed at unmount")
+    img.unmount()
+    p = img.mount()
+    write_file(os.path.join(p, "lost"), b"never synced")
+    os.unlink(os.path.join(p, "kept"))
+    img.crash()
+    fsutil.fsck_check(img.image)
+    img.mount()
+    img.finish(expect({"kept": {"content": sha(b"checkpointed at unmount")},
+                       "lost": {"type": "!"}}))
+
+
+def test_periodic_checkpoint(rwimage):
+    """-o checkpoint_interval=1: changes reach a checkpoint within seconds
+    without any fsync, from the maintenance thread."""
+    img = rwimage(options=("checkpoint_interval=1",))
+    p = img.mount()
+    write_file(os.path.join(p, "periodic"), blob(50000, 1))
+    os.mkdir(os.path.join(p, "dir"))
+    time.sleep(3.5)
+    img.crash()
+    fsutil.fsck_check(img.image)
+    img.mount()
+    img.finish(expect({"periodic": {"content": sha(blob(50000, 1))}, "dir": {"type": "d"}}))
+
+
+def test_orphan_freed_after_crash(rwimage):
+    """A file unlinked while open and checkpointed as an orphan is freed by
+    the next read-write mount after a crash."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    write_file(os.path.join(p, "victim"), blob(2 * MiB, 1))
+    write_file(os.path.join(p, "other"), b"other")
+    fd = os.open(os.path.join(p, "victim"), os.O_RDONLY)
+    os.unlink(os.path.join(p, "victim"))
+    dfd = os.open(p, os.O_RDONLY)
+    os.fsync(dfd)                        # a checkpoint that records the orphan
+    os.close(dfd)
+    img.crash()
+    os.close(fd)
+    img.mount()
+    man = img.finish(expect({"victim": {"type": "!"}, "other": {"content": sha(b"other")}}))
+    assert sorted(man.entries) == [".", "other"]
+
+
+def test_io_stats_option(rwimage):
+    img = rwimage(options=("io_stats",))
+    p = img.mount()
+    write_file(os.path.join(p, "f"), blob(3 * MiB, 1))
+    m = img.unmount()
+    out = m.stderr()
+    assert "I/O statistics" in out, out
+    for word in ("reads", "writes", "4K", ">=512K"):
+        assert word in out, out
+    fsutil.fsck_check(img.image)
+
+
+def test_bad_option_values(f2fs_fuse, tmp_path):
+    img = tmp_path / "x.img"
+    with open(img, "wb") as f:
+        f.truncate(64 * MiB)
+    fsutil.run(["mkfs.f2fs", "-f", img], check=True)
+    (tmp_path / "mnt").mkdir()
+    for opt in ("checkpoint_interval=0", "checkpoint_interval=abc", "checkpoint_interval=-1",
+                "checkpoint_interval="):
+        r = fsutil.run([f2fs_fuse, "-f", "-o", opt, img, tmp_path / "mnt"], timeout=30,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert r.returncode != 0, opt
+        assert "checkpoint_interval" in r.stdout, r.stdout
+        assert not fsutil.is_fuse_mount(tmp_path / "mnt")
+
+
+def test_help_lists_write_options(f2fs_fuse):
+    r = fsutil.run([f2fs_fuse, "--help"], timeout=30)
+    for word in ("checkpoint_interval", "fsync_checkpoint", "io_stats", "-o rw"):
+        assert word in r.stdout, r.stdout
+
+
+def test_inode_count_helper_sees_fsck_output(rwimage):
+    """The harness's inode count comes from fsck's summary line."""
+    img = rwimage()
+    img.mount()
+    img.unmount()
+    assert fsck_inode_count(fsutil.fsck_check(img.image)) == 1

@@ -1,0 +1,93 @@
+"""Read-write mounts of copies of the kernel-written reference images: our
+changes must leave everything else as the kernel wrote it, and the crash
+image must recover to exactly the state the kernel recovered it to."""
+
+import errno
+import os
+
+import manifest as M
+from test_write import MiB, RWImage, blob, expect, sha, write_file  # noqa: F401
+
+EOPNOTSUPP_TEXT = "ERR:" + os.strerror(errno.EOPNOTSUPP)
+HUGE = 64 * MiB
+
+
+def _compressed(fixtures_dir):
+    paths = set()
+    with open(os.path.join(fixtures_dir, "plain.compression.txt"), encoding="utf-8") as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) >= 2 and int(cols[0], 16) & 0x4:   # the compression flag
+                paths.add(M.canonical(cols[-1]))
+    assert paths
+    return paths
+
+
+def test_plain_fixture_writable(f2fs_fuse, fixture_image, fixtures_dir, tmp_path):
+    """New files and a modified file on the kernel's image; untouched entries
+    keep every field of the kernel's manifest."""
+    plain = M.parse_file(os.path.join(fixtures_dir, "plain.manifest.tsv"))
+    huge = {p for p, e in plain.entries.items() if e["type"] == "f" and int(e["size"]) > HUGE}
+    img = RWImage(f2fs_fuse, tmp_path, source=fixture_image("plain"), name="plain")
+    try:
+        p = img.mount()
+        new = blob(100 * 1024 + 3, 1)
+        write_file(os.path.join(p, "written-by-fuse"), new)
+        os.mkdir(os.path.join(p, "fuse-dir"))
+        for i in range(50):
+            write_file(os.path.join(p, "fuse-dir", "f%02d" % i), blob(i * 997, i))
+        with open(os.path.join(p, "small", "f10"), "ab") as f:
+            f.write(b" appended")
+        with open(os.path.join(p, "small", "f10"), "rb") as f:
+            f10 = f.read()
+        os.setxattr(os.path.join(p, "written-by-fuse"), "user.fuse", b"yes")
+
+        changed = {".", "small", "small/f10"}
+        keep = lambda t: t not in huge and not t.startswith("sparse/")   # noqa: E731
+        exp = M.Manifest({k: dict(e) for k, e in plain.entries.items() if k not in changed},
+                         partial=True)
+        for k in huge:
+            exp.entries[k]["content"] = M.WILDCARD
+        for k, e in exp.entries.items():
+            if k.startswith("sparse/"):
+                e["content"] = M.WILDCARD
+        comp = _compressed(fixtures_dir) & set(exp.entries)
+        for k in comp:
+            exp.entries[k]["content"] = M.WILDCARD
+        exp.entries["written-by-fuse"] = expect({"x": {
+            "type": "f", "content": sha(new), "size": str(len(new)),
+            "xattrs": M.format_xattrs([(b"user.fuse", b"yes")])}}).entries["x"]
+        exp.entries["small/f10"] = dict(plain["small/f10"], content=sha(f10),
+                                        size=str(len(f10)), mtime=M.WILDCARD)
+        man = img.finish(exp, content_filter=keep)
+        for k in comp:
+            assert man[k]["content"] in (plain[k]["content"], EOPNOTSUPP_TEXT), k
+        assert man["fuse-dir"]["nlink"] == "2"
+        assert len([k for k in man.entries if k.startswith("fuse-dir/")]) == 50
+    finally:
+        img.close()
+
+
+def test_recovery_fixture_rolls_forward(f2fs_fuse, fixture_image, fixtures_dir, tmp_path):
+    """A read-write mount of the crash image replays what was fsync()ed and
+    deletes the orphan: the tree is then exactly the kernel's after its
+    recovery, and fsck is clean."""
+    want = M.parse_file(os.path.join(fixtures_dir, "recovery.manifest.tsv"))
+    img = RWImage(f2fs_fuse, tmp_path, source=fixture_image("recovery"), name="recovery")
+    try:
+        p = img.mount()
+        got = M.walk(p)
+        assert got.errors == []
+        diffs = M.compare(want, got.manifest)
+        assert diffs == [], M.report(diffs)
+        man = img.finish()
+        diffs = M.compare(want, man)
+        assert diffs == [], M.report(diffs)
+        # and again, now that there is nothing left to recover
+        p = img.mount()
+        write_file(os.path.join(p, "after-recovery"), b"new")
+        man = img.finish()
+        del man.entries["after-recovery"]
+        assert M.compare(want, man, ignore=("mtime",), only=set(want.entries) - {"."}) == []
+    finally:
+        img.close()

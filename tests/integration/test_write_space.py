@@ -1,0 +1,140 @@
+"""Space accounting on a read-write mount: statfs, running out of space and
+recovering, and rewriting far more than the image holds (cleaning)."""
+
+import errno
+import os
+import random
+
+import pytest
+
+from test_write import MiB, RWImage, blob, errno_of, expect, rwimage, sha, write_file  # noqa: F401
+
+
+def fill(path, chunk=MiB, seed=0):
+    """Write `path` in `chunk`-sized writes until ENOSPC; (bytes, sha256)."""
+    import hashlib
+    h = hashlib.sha256()
+    done = 0
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    rng = random.Random(seed)
+    try:
+        while True:
+            b = rng.randbytes(chunk)
+            try:
+                n = os.write(fd, b)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+                break
+            h.update(b[:n])
+            done += n
+    finally:
+        os.close(fd)
+    return done, h.hexdigest()
+
+
+def test_statfs_follows_writes(rwimage):
+    img = rwimage()
+    p = img.mount()
+    s0 = os.statvfs(p)
+    assert s0.f_namemax == 255 and s0.f_bsize == 4096
+    write_file(os.path.join(p, "ten"), blob(10 * MiB, 1))
+    s1 = os.statvfs(p)
+    used = s0.f_bfree - s1.f_bfree
+    assert 2560 <= used <= 2560 + 64, used
+    assert s1.f_blocks == s0.f_blocks
+    for i in range(100):
+        write_file(os.path.join(p, "e%03d" % i), b"")
+    s2 = os.statvfs(p)
+    assert s1.f_ffree - s2.f_ffree >= 100, (s1.f_ffree, s2.f_ffree)
+    os.unlink(os.path.join(p, "ten"))
+    s3 = os.statvfs(p)
+    assert s3.f_bfree >= s2.f_bfree + 2560 - 8, (s2.f_bfree, s3.f_bfree)
+    img.finish(expect({"ten": {"type": "!"}}))
+    p = img.mount(ro=True)
+    try:
+        s4 = os.statvfs(p)
+    finally:
+        img.unmount()
+    assert (s4.f_bfree, s4.f_ffree) == (s3.f_bfree, s3.f_ffree)
+
+
+@pytest.mark.slow
+def test_enospc_and_recover(rwimage):
+    """Fill the image with one file, then with small files, until ENOSPC;
+    what was written stays intact; after deleting, as much fits again."""
+    img = rwimage(size=96 * MiB)
+    p = img.mount()
+    avail = os.statvfs(p).f_bavail * 4096
+    n1, h1 = fill(os.path.join(p, "big"))
+    assert n1 >= avail * 0.8, (n1, avail)
+    st = os.statvfs(p)
+    assert st.f_bavail * 4096 < 4 * MiB, st
+    assert os.stat(os.path.join(p, "big")).st_size == n1
+    # small files and directories until that fails too
+    made = 0
+    for i in range(5000):
+        err = errno_of(write_file, os.path.join(p, "s%04d" % i), b"x" * 5000)
+        if err:
+            assert err == errno.ENOSPC, err
+            break
+        made += 1
+    err = errno_of(os.mkdir, os.path.join(p, "dir-when-full"))
+    assert err in (0, errno.ENOSPC), err
+    os.unlink(os.path.join(p, "big"))
+    n2, h2 = fill(os.path.join(p, "again"), chunk=256 * 1024, seed=1)
+    assert n2 >= n1 * 0.8, (n1, n2)
+    for i in range(0, made, 2):
+        os.unlink(os.path.join(p, "s%04d" % i))
+    write_file(os.path.join(p, "after"), blob(2 * MiB, 2))
+    img.finish(expect({"again": {"size": str(n2), "content": h2}, "big": {"type": "!"},
+                       "after": {"content": sha(blob(2 * MiB, 2))}}))
+
+
+@pytest.mark.slow
+def test_churn_never_enospc(rwimage):
+    """40 MiB of live data on a 128 MiB image, rewritten (whole files,
+    partial overwrites, delete and recreate, some fsyncs) until four times
+    the image size has been written: cleaning must keep up."""
+    img = rwimage(size=128 * MiB)
+    p = img.mount()
+    rng = random.Random(7)
+    files = {}
+    for i in range(10):
+        b = bytearray(blob(4 * MiB, i))
+        write_file(os.path.join(p, "f%d" % i), b)
+        files[i] = b
+    written = 40 * MiB
+    it = 0
+    while written < 4 * 128 * MiB:
+        it += 1
+        i = rng.randrange(10)
+        path = os.path.join(p, "f%d" % i)
+        kind = rng.random()
+        if kind < 0.5:
+            b = bytearray(blob(4 * MiB, 1000 + it))
+            write_file(path, b)
+            files[i] = b
+            written += len(b)
+        elif kind < 0.8:
+            off = rng.randrange(0, 4 * MiB - 4096)
+            n = rng.randrange(1, 512 * 1024)
+            n = min(n, 4 * MiB - off)
+            d = blob(n, 2000 + it)
+            fd = os.open(path, os.O_WRONLY)
+            os.pwrite(fd, d, off)
+            if it % 7 == 0:
+                os.fsync(fd)
+            os.close(fd)
+            files[i][off:off + n] = d
+            written += n
+        else:
+            os.unlink(path)
+            b = bytearray(blob(4 * MiB, 3000 + it))
+            write_file(path, b)
+            files[i] = b
+            written += len(b)
+    for i, b in files.items():
+        with open(os.path.join(p, "f%d" % i), "rb") as f:
+            assert sha(f.read()) == sha(bytes(b)), "f%d differs" % i
+    img.finish(expect({"f%d" % i: {"content": sha(bytes(b)), "size": str(4 * MiB)}
+                       for i, b in files.items()}))
