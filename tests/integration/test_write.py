@@ -1205,3 +1205,36 @@ def test_signal_unmounts_cleanly(rwimage):
         img.mount(ro=True)
         assert read_file(os.path.join(img.path, "f")) == b"kept"
         img.unmount()
+
+
+def test_mmap_and_copy_file_range(rwimage):
+    """Shared writable mappings are written back (at msync and munmap), and
+    copy_file_range works through the kernel's fallback."""
+    import mmap
+    img = rwimage()
+    p = img.mount()
+    j = lambda *a: os.path.join(p, *a)   # noqa: E731
+    write_file(j("mapped"), bytes(3 * 4096 + 100))
+    fd = os.open(j("mapped"), os.O_RDWR)
+    mm = mmap.mmap(fd, 3 * 4096 + 100)
+    mm[10:15] = b"hello"
+    mm.flush()
+    mm[3 * 4096 + 90:3 * 4096 + 100] = b"0123456789"
+    mm.close()
+    os.close(fd)
+    want = bytearray(3 * 4096 + 100)
+    want[10:15] = b"hello"
+    want[-10:] = b"0123456789"
+    src = blob(3 * MiB + 7, 1)
+    write_file(j("src"), src)
+    fi = os.open(j("src"), os.O_RDONLY)
+    fo = os.open(j("dst"), os.O_WRONLY | os.O_CREAT, 0o644)
+    done = 0
+    while done < len(src):
+        n = os.copy_file_range(fi, fo, len(src) - done)
+        assert n > 0
+        done += n
+    os.close(fi)
+    os.close(fo)
+    img.finish(expect({"mapped": {"content": sha(bytes(want))},
+                       "dst": {"content": sha(src), "size": str(len(src))}}))
