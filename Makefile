@@ -46,7 +46,7 @@ LIBCORE    := $(BUILD)/libf2fscore.a
 .PHONY: all clean deps demo test test-unit test-integration asan fuzz bench install \
         check-format umount-demo
 
-all: $(BUILD)/f2fs-fuse
+all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
 $(BUILD)/core/%.o: core/%.c $(wildcard core/*.h crypto/fscrypt.h)
 	@mkdir -p $(dir $@)
@@ -67,6 +67,11 @@ $(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
 
 $(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS)
+
+# keys and policies from the command line; libc only
+$(BUILD)/f2fs-fusectl: tools/f2fs-fusectl.c fuse/keyctl_proto.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ifuse -o $@ $< $(LDFLAGS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
@@ -117,6 +122,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 0755 $(BUILD)/f2fs-fuse $(DESTDIR)$(PREFIX)/bin/f2fs-fuse
 	install -m 0644 docs/f2fs-fuse.8 $(DESTDIR)$(PREFIX)/share/man/man8/f2fs-fuse.8
+	install -m 0755 $(BUILD)/f2fs-fusectl $(DESTDIR)$(PREFIX)/bin/f2fs-fusectl
+	install -m 0644 docs/f2fs-fusectl.8 $(DESTDIR)$(PREFIX)/share/man/man8/f2fs-fusectl.8
 
 clean:
 	rm -rf build build-asan build-fuzz

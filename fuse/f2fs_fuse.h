@@ -18,6 +18,8 @@
 
 #include "api.h"
 
+struct f2fs_keyctl;
+
 /*
  * Entry and attribute cache lifetime in seconds.  Nothing but this daemon
  * writes the image while it is mounted, and every reply to a change
@@ -60,6 +62,9 @@ struct f2fs_fuse {
 	atomic_bool use_syslog;
 	int log_level;
 	const char *image;
+
+	/* Keys, policies and the control socket (keyctl.c). */
+	struct f2fs_keyctl *keyctl;
 };
 
 extern const struct fuse_lowlevel_ops f2fs_fuse_ops;

@@ -3,6 +3,7 @@
  * ioctl: the inode flag and generation queries of chattr/lsattr.
  */
 #include "f2fs_fuse.h"
+#include "keyctl.h"
 
 #include <errno.h>
 #include <linux/fs.h>
@@ -29,6 +30,9 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	struct f2fs_stat st;
 	int val, err;
 
+	/* fscrypt keys and policies (keyctl_proto.h) */
+	if (f2fs_keyctl_ioctl(req, ino, cmd, in_buf, in_bufsz, out_bufsz))
+		return;
 	if (cmd_is(cmd, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS) ||
 	    cmd_is(cmd, FS_IOC_SETVERSION, FS_IOC32_SETVERSION) ||
 	    cmd == (unsigned int)FS_IOC_FSSETXATTR) {

@@ -9,6 +9,7 @@
  * fuse_session_new() (allow_other, max_read=, kernel mount flags, ...).
  */
 #include "f2fs_fuse.h"
+#include "keyctl.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -46,6 +47,10 @@ enum {
 	KEY_CHECKPOINT_INTERVAL,
 	KEY_FSYNC_CHECKPOINT,
 	KEY_IO_STATS,
+	KEY_KEY_FILE,
+	KEY_KEYCTL_SOCKET,
+	KEY_ALLOW_OTHER,
+	KEY_ALLOW_ROOT,
 };
 
 static const struct fuse_opt cli_opts[] = {
@@ -62,6 +67,11 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("checkpoint_interval=", KEY_CHECKPOINT_INTERVAL),
 	FUSE_OPT_KEY("fsync_checkpoint", KEY_FSYNC_CHECKPOINT),
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
+	FUSE_OPT_KEY("key_file=", KEY_KEY_FILE),
+	FUSE_OPT_KEY("keyctl_socket=", KEY_KEYCTL_SOCKET),
+	/* Noted for the key socket's access rule, then passed on to libfuse. */
+	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
+	FUSE_OPT_KEY("allow_root", KEY_ALLOW_ROOT),
 	/*
 	 * Options mount(8) and fstab may hand a helper that mean nothing to
 	 * FUSE; libfuse would reject them as unknown.
@@ -218,6 +228,14 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_IO_STATS:
 		c->io_stats = true;
 		return 0;
+	case KEY_KEY_FILE:
+		return f2fs_keyctl_opt_key_file(fs, opt_value(arg)) ? -1 : 0;
+	case KEY_KEYCTL_SOCKET:
+		return f2fs_keyctl_opt_socket(fs, opt_value(arg)) ? -1 : 0;
+	case KEY_ALLOW_OTHER:
+	case KEY_ALLOW_ROOT:
+		f2fs_keyctl_opt_allow_other(fs, key == KEY_ALLOW_ROOT);
+		return 1;
 	default:
 		return 1;
 	}
@@ -249,6 +267,10 @@ static void help(void)
 	       "                           logging the file for roll-forward recovery\n"
 	       "    -o io_stats            print the image I/O counts by request size at\n"
 	       "                           unmount\n"
+	       "    -o key_file=PATH       add the raw fscrypt key (16 to 64 bytes) in PATH;\n"
+	       "                           may be repeated\n"
+	       "    -o keyctl_socket=PATH  where f2fs-fusectl finds this mount without ioctls\n"
+	       "                           (default: see f2fs-fusectl(8)); \"none\": no socket\n"
 	       "    -o default_permissions always on: the kernel checks permissions\n"
 	       "\nGeneral options:\n",
 	       F2FS_DEFAULT_CACHE_SIZE >> 20);
@@ -398,6 +420,10 @@ static int run(int argc, char *argv[])
 		return 1;
 	}
 	fs.log_level = F2FS_LOG_INFO;
+	if (f2fs_keyctl_new(&fs)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
 
 	if (fuse_opt_parse(&args, &c, cli_opts, cli_proc) == -1)
 		goto out;
@@ -474,6 +500,9 @@ static int run(int argc, char *argv[])
 			"needs roll-forward recovery; this mount shows the last checkpoint\n",
 			c.image);
 
+	/* key_file= keys go in before the kernel can ask for anything. */
+	if (f2fs_keyctl_mount(&fs, se, fopts.mountpoint))
+		goto out_umount;
 	if (fuse_set_signal_handlers(se) == -1)
 		goto out_umount;
 	if (fuse_session_mount(se, fopts.mountpoint) == -1)
@@ -530,6 +559,7 @@ out:
 	fuse_opt_free_args(&args);
 	if (atomic_load(&fs.use_syslog))
 		closelog();
+	f2fs_keyctl_free(&fs);
 	pthread_cond_destroy(&fs.upkeep_cond);
 	pthread_mutex_destroy(&fs.upkeep_lock);
 	return rc;

@@ -4,6 +4,7 @@
  * call and the result into a reply.  No filesystem logic lives here.
  */
 #include "f2fs_fuse.h"
+#include "keyctl.h"
 #include "format.h"		/* F2FS_FT_*: the file_type f2fs_readdir passes */
 
 #include <errno.h>
@@ -70,6 +71,8 @@ static void fill_entry_param(const struct f2fs_fuse *fs, const struct f2fs_stat 
 	to_stat(fs, st, &e->attr);
 	e->attr_timeout = F2FS_FUSE_TIMEOUT;
 	e->entry_timeout = F2FS_FUSE_TIMEOUT;
+	/* The kernel now holds ino: flushed from its caches when a key changes. */
+	f2fs_keyctl_lookup(fs->keyctl, e->ino);
 }
 
 /*
@@ -163,11 +166,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 	if (!fs->readonly)
 		start_upkeep(fs);
+	/* The key control socket's thread, also only after the fork. */
+	f2fs_keyctl_start(fs);
 }
 
 static void op_destroy(void *userdata)
 {
 	f2fs_fuse_stop_upkeep(userdata);
+	f2fs_keyctl_stop(userdata);
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -199,12 +205,15 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	/* The core caches inodes itself; there is no per-lookup state. */
+	/* The core caches inodes itself; keyctl counts lookups for invalidation. */
+	f2fs_keyctl_forget(req_fs(req)->keyctl, ino, nlookup);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	for (size_t i = 0; i < count; i++)
+		f2fs_keyctl_forget(req_fs(req)->keyctl, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 

@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * f2fs-fusectl: fscrypt keys and policies on an f2fs-fuse mount, with the
+ * subcommands and output of fscryptctl.
+ *
+ *   f2fs-fusectl add_key [--key-file=FILE] MOUNTPOINT...
+ *   f2fs-fusectl remove_key [--all-users] KEYID MOUNTPOINT
+ *   f2fs-fusectl key_status KEYID MOUNTPOINT
+ *   f2fs-fusectl get_policy PATH
+ *   f2fs-fusectl set_policy [OPTIONS] KEYID DIRECTORY
+ *
+ * Requests go as F2FS_IOC_* ioctls (fuse/keyctl_proto.h) and, where the
+ * mount has no ioctls (FUSE-T) or --socket is given, over the mount's
+ * control socket.  Only libc.
+ */
+#include "keyctl_proto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
+
+#define PROG "f2fs-fusectl"
+#ifndef F2FS_FUSE_VERSION
+#define F2FS_FUSE_VERSION "unknown"
+#endif
+
+/* Mode and flag numbers as in <linux/fscrypt.h> (also on macOS, without it). */
+enum {
+	MODE_AES_256_XTS = 1,
+	MODE_AES_256_CTS = 4,
+	MODE_AES_128_CBC = 5,
+	MODE_AES_128_CTS = 6,
+	MODE_SM4_XTS = 7,
+	MODE_SM4_CTS = 8,
+	MODE_ADIANTUM = 9,
+	MODE_AES_256_HCTR2 = 10,
+};
+#define FLAG_PAD_MASK		0x03
+#define FLAG_DIRECT_KEY		0x04
+#define FLAG_IV_INO_LBLK_64	0x08
+#define FLAG_IV_INO_LBLK_32	0x10
+
+static const struct {
+	uint8_t mode;
+	const char *name;
+	bool contents, filenames;	/* settable with --contents / --filenames */
+} modes[] = {
+	{ MODE_AES_256_XTS, "AES-256-XTS", true, false },
+	{ MODE_AES_256_CTS, "AES-256-CTS", false, true },
+	{ MODE_AES_128_CBC, "AES-128-CBC", true, false },
+	{ MODE_AES_128_CTS, "AES-128-CTS", false, true },
+	{ MODE_SM4_XTS, "SM4-XTS", false, false },
+	{ MODE_SM4_CTS, "SM4-CTS", false, false },
+	{ MODE_ADIANTUM, "Adiantum", true, true },
+	{ MODE_AES_256_HCTR2, "AES-256-HCTR2", false, true },
+};
+
+/* Global: how to reach the daemon. */
+static bool force_socket;
+static const char *socket_path;
+
+static void wipe(void *p, size_t len)
+{
+#if defined(__GLIBC__) || defined(__FreeBSD__)
+	explicit_bzero(p, len);
+#else
+	volatile uint8_t *v = p;
+
+	while (len--)
+		*v++ = 0;
+#endif
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: " PROG " [--socket[=PATH]] COMMAND [ARGS]\n"
+	      "\n"
+	      "Commands:\n"
+	      "  " PROG " add_key [--key-file=FILE] MOUNTPOINT...\n"
+	      "      Add a raw key (16 to 64 bytes, read from standard input or FILE) to the\n"
+	      "      mount(s) and print its key identifier.\n"
+	      "  " PROG " remove_key [--all-users] KEY_IDENTIFIER MOUNTPOINT\n"
+	      "      Remove your claim to a key (--all-users: every claim; root only).\n"
+	      "  " PROG " key_status KEY_IDENTIFIER MOUNTPOINT\n"
+	      "      Print whether the key is present.\n"
+	      "  " PROG " get_policy PATH\n"
+	      "      Print the encryption policy of a file or directory.\n"
+	      "  " PROG " set_policy [OPTION...] KEY_IDENTIFIER DIRECTORY\n"
+	      "      Encrypt an empty directory with the key.  Options:\n"
+	      "        --contents=AES-256-XTS|AES-128-CBC|Adiantum      (default AES-256-XTS)\n"
+	      "        --filenames=AES-256-CTS|AES-128-CTS|AES-256-HCTR2|Adiantum\n"
+	      "                                                         (default AES-256-CTS)\n"
+	      "        --padding=4|8|16|32                              (default 32)\n"
+	      "        --direct-key  --iv-ino-lblk-64  --iv-ino-lblk-32\n"
+	      "        --data-unit-size=512|1024|2048|4096              (default: the block)\n"
+	      "\n"
+	      "Options for every command:\n"
+	      "  --socket         talk to the mount's control socket, not through ioctls\n"
+	      "  --socket=PATH    ... at PATH (as given to -o keyctl_socket=)\n"
+	      "  -h, --help       this help\n"
+	      "  -v, --version    the version\n", out);
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_FAILURE;
+}
+
+static const char *errmsg(int err)
+{
+	switch (err) {
+	case ENOTTY:
+	case ENOSYS:
+		return "not an f2fs-fuse mount (or one without key support)";
+	case ENOKEY:
+		return "key not present (add it first)";
+	case EEXIST:
+		return "the directory already has a different encryption policy";
+	case ENOTEMPTY:
+		return "the directory is not empty";
+	case ENODATA:
+		return "file or directory not encrypted";
+	default:
+		return strerror(err);
+	}
+}
+
+static void to_hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool parse_keyid(const char *s, uint8_t id[F2FS_KEYCTL_ID_SIZE])
+{
+	if (strlen(s) != 2 * F2FS_KEYCTL_ID_SIZE)
+		return false;
+	for (size_t i = 0; i < F2FS_KEYCTL_ID_SIZE; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		id[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------ transports */
+
+/*
+ * The root of the mount holding path: the topmost directory above it
+ * on the same device.
+ */
+static int mount_root(const char *path, char *out, size_t outlen)
+{
+	char buf[PATH_MAX], up[PATH_MAX + 4];
+	struct stat st, pst;
+
+	if (!realpath(path, buf) || stat(buf, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		char *slash = strrchr(buf, '/');
+
+		if (slash == buf)
+			slash[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+	}
+	for (;;) {
+		char *slash;
+
+		if (strcmp(buf, "/") == 0)
+			break;
+		snprintf(up, sizeof(up), "%s/..", buf);
+		if (stat(up, &pst))
+			return -errno;
+		if (pst.st_dev != st.st_dev)
+			break;
+		slash = strrchr(buf, '/');
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	if (strlen(buf) >= outlen)
+		return -ENAMETOOLONG;
+	strcpy(out, buf);
+	return 0;
+}
+
+/* Try each place a daemon may have put its socket (keyctl_proto.h). */
+static int connect_socket(const char *path)
+{
+	char root[PATH_MAX], cand[4][sizeof(((struct sockaddr_un *)0)->sun_path)];
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int ncand = 0, err, last = ENOENT;
+	unsigned long long h;
+
+	if (socket_path) {
+		if (strlen(socket_path) >= sizeof(cand[0]))
+			return -ENAMETOOLONG;
+		strcpy(cand[ncand++], socket_path);
+	} else {
+		err = mount_root(path, root, sizeof(root));
+		if (err)
+			return err;
+		h = (unsigned long long)f2fs_keyctl_path_hash(root);
+		snprintf(cand[ncand++], sizeof(cand[0]), F2FS_KEYCTL_RUN_DIR "/%016llx.sock", h);
+		if (xdg && *xdg == '/' &&
+		    (size_t)snprintf(cand[ncand], sizeof(cand[0]), "%s/f2fs-fuse/%016llx.sock",
+				     xdg, h) < sizeof(cand[0]))
+			ncand++;
+		snprintf(cand[ncand++], sizeof(cand[0]), "/run/user/%lu/f2fs-fuse/%016llx.sock",
+			 (unsigned long)getuid(), h);
+		snprintf(cand[ncand++], sizeof(cand[0]), "/tmp/f2fs-fuse-%lu/%016llx.sock",
+			 (unsigned long)getuid(), h);
+	}
+	for (int i = 0; i < ncand; i++) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		if (fd < 0)
+			return -errno;
+		strcpy(sa.sun_path, cand[i]);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		/* A socket that exists but refuses us says more than one that is missing. */
+		if (errno != ENOENT || last == ENOENT)
+			last = errno;
+		close(fd);
+	}
+	return -(last == ENOENT || last == ECONNREFUSED ? ENOTTY : last);
+}
+
+static int io_full(int fd, void *buf, size_t len, bool wr)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int via_socket(const char *path, uint64_t ino, uint32_t op, void *arg, size_t argsz)
+{
+	struct f2fs_keyctl_msg m;
+	int fd, err;
+
+	fd = connect_socket(path);
+	if (fd < 0)
+		return fd;
+	memset(&m, 0, sizeof(m));
+	m.magic = F2FS_KEYCTL_MSG_MAGIC;
+	m.version = F2FS_KEYCTL_MSG_VERSION;
+	m.op = op;
+	m.ino = ino;
+	memcpy(&m.u, arg, argsz);
+	err = io_full(fd, &m, sizeof(m), true);
+	if (!err)
+		err = io_full(fd, &m, sizeof(m), false);
+	close(fd);
+	if (!err && (m.magic != F2FS_KEYCTL_MSG_MAGIC || m.op != op))
+		err = -EPROTO;
+	if (!err && m.error)
+		err = -m.error;
+	if (!err)
+		memcpy(arg, &m.u, argsz);
+	wipe(&m, sizeof(m));
+	return err;
+}
+
+/* Could this be a FUSE mount?  Keeps our ioctl numbers away from other drivers. */
+static bool maybe_fuse(int fd)
+{
+#ifdef __linux__
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) != 0 || sf.f_type == FUSE_SUPER_MAGIC;
+#else
+	return true;
+#endif
+}
+
+/*
+ * One request: the ioctl on path (a file of the mount), or the socket if
+ * the mount takes no ioctls or --socket asks for it.  A negative errno.
+ */
+static int request(const char *path, bool dir, unsigned long cmd, uint32_t op, void *arg,
+		   size_t argsz)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | (dir ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!force_socket && maybe_fuse(fd)) {
+		err = ioctl(fd, cmd, arg) ? -errno : 0;
+		if (err != -ENOTTY && err != -ENOSYS && err != -EOPNOTSUPP) {
+			close(fd);
+			return err;
+		}
+	}
+	close(fd);
+	return via_socket(path, (uint64_t)st.st_ino, op, arg, argsz);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static bool no_extra_options(int argc, char *argv[])
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (argv[i][0] == '-' && argv[i][1]) {
+			fail("unrecognized option '%s'", argv[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A raw key from fd: 16..64 bytes, one more byte means too long. */
+static int read_key(int fd, uint8_t *buf, size_t *len)
+{
+	size_t got = 0;
+
+	while (got <= F2FS_KEYCTL_MAX_KEY) {
+		ssize_t n = read(fd, buf + got, F2FS_KEYCTL_MAX_KEY + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail("reading the key: %s", strerror(errno));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got > F2FS_KEYCTL_MAX_KEY)
+		return fail("key is too long (a raw key has at most %d bytes)",
+			    F2FS_KEYCTL_MAX_KEY);
+	if (got < F2FS_KEYCTL_MIN_KEY)
+		return fail("key is too short (%zu bytes; a raw key has at least %d)", got,
+			    F2FS_KEYCTL_MIN_KEY);
+	*len = got;
+	return 0;
+}
+
+static int cmd_add_key(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "key-file", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *key_file = NULL;
+	struct f2fs_keyctl_add *a;
+	char hex[2 * F2FS_KEYCTL_ID_SIZE + 1];
+	size_t len = 0;
+	int ch, fd = STDIN_FILENO, rc = EXIT_SUCCESS;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 'k') {
+			usage(stderr);
+			return EXIT_FAILURE;
+		}
+		key_file = optarg;
+	}
+	if (optind >= argc)
+		return fail("must specify at least one mountpoint");
+	/* The key lives in a locked page that core dumps leave out. */
+	a = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return fail("%s", strerror(errno));
+	(void)mlock(a, 4096);
+#ifdef MADV_DONTDUMP
+	(void)madvise(a, 4096, MADV_DONTDUMP);
+#endif
+	if (key_file) {
+		fd = open(key_file, O_RDONLY | O_NOCTTY);
+		if (fd < 0) {
+			rc = fail("%s: %s", key_file, strerror(errno));
+			goto out;
+		}
+	} else if (isatty(STDIN_FILENO)) {
+		fputs(PROG ": reading the raw key from the terminal; use a pipe or "
+		      "--key-file\n", stderr);
+	}
+	memset(a, 0, sizeof(*a));
+	rc = read_key(fd, a->raw, &len);
+	if (key_file)
+		close(fd);
+	if (rc)
+		goto out;
+	for (int i = optind; i < argc; i++) {
+		struct f2fs_keyctl_add io = *a;
+		int err;
+
+		io.raw_size = (uint32_t)len;
+		err = request(argv[i], false, F2FS_IOC_ADD_KEY, F2FS_KEYCTL_OP_ADD_KEY, &io,
+			      sizeof(io));
+		if (err) {
+			rc = fail("adding key to %s: %s", argv[i], errmsg(-err));
+		} else {
+			to_hex(io.identifier, F2FS_KEYCTL_ID_SIZE, hex);
+			if (i == optind)
+				puts(hex);
+		}
+		wipe(&io, sizeof(io));
+	}
+out:
+	wipe(a, 4096);
+	munmap(a, 4096);
+	return rc;
+}
+
+static int cmd_remove_key(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "all-users", no_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct f2fs_keyctl_remove r;
+	int ch, err;
+
+	memset(&r, 0, sizeof(r));
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 'a') {
+			usage(stderr);
+			return EXIT_FAILURE;
+		}
+		r.flags |= F2FS_KEYCTL_REMOVE_ALL_USERS;
+	}
+	if (argc - optind != 2)
+		return fail("must specify a key identifier and a mountpoint");
+	if (!parse_keyid(argv[optind], r.identifier))
+		return fail("invalid key identifier: %s", argv[optind]);
+	err = request(argv[optind + 1], false, F2FS_IOC_REMOVE_KEY, F2FS_KEYCTL_OP_REMOVE_KEY,
+		      &r, sizeof(r));
+	if (err == -EACCES)
+		return fail("removing key: %s (only root or a user who added the key may "
+			    "remove it)", strerror(EACCES));
+	if (err)
+		return fail("removing key: %s", errmsg(-err));
+	if (r.status_flags & F2FS_KEYCTL_REMOVAL_OTHER_USERS)
+		fprintf(stderr, PROG ": warning: other users still have this key added\n");
+	return EXIT_SUCCESS;
+}
+
+static int cmd_key_status(int argc, char *argv[])
+{
+	struct f2fs_keyctl_status s;
+	int err;
+
+	if (!no_extra_options(argc, argv))
+		return EXIT_FAILURE;
+	if (argc != 3)
+		return fail("must specify a key identifier and a mountpoint");
+	memset(&s, 0, sizeof(s));
+	if (!parse_keyid(argv[1], s.identifier))
+		return fail("invalid key identifier: %s", argv[1]);
+	err = request(argv[2], false, F2FS_IOC_KEY_STATUS, F2FS_KEYCTL_OP_KEY_STATUS, &s,
+		      sizeof(s));
+	if (err)
+		return fail("getting key status: %s", errmsg(-err));
+	if (s.status == F2FS_KEYCTL_STATUS_PRESENT)
+		printf("Present (user_count=%u%s)\n", s.user_count,
+		       (s.status_flags & F2FS_KEYCTL_STATUS_FLAG_ADDED_BY_SELF) ?
+		       ", added_by_self" : "");
+	else if (s.status == F2FS_KEYCTL_STATUS_ABSENT)
+		puts("Absent");
+	else
+		printf("Unknown status (%u)\n", s.status);
+	return EXIT_SUCCESS;
+}
+
+static const char *mode_name(uint8_t mode)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (modes[i].mode == mode)
+			return modes[i].name;
+	return NULL;
+}
+
+static void show_mode(const char *what, uint8_t mode)
+{
+	const char *name = mode_name(mode);
+
+	if (name)
+		printf("\t%s encryption mode: %s\n", what, name);
+	else
+		printf("\t%s encryption mode: Unknown (%u)\n", what, mode);
+}
+
+static void show_flags(uint8_t flags)
+{
+	printf("\tFlags: PAD_%d", 4 << (flags & FLAG_PAD_MASK));
+	if (flags & FLAG_DIRECT_KEY)
+		printf(", DIRECT_KEY");
+	if (flags & FLAG_IV_INO_LBLK_64)
+		printf(", IV_INO_LBLK_64");
+	if (flags & FLAG_IV_INO_LBLK_32)
+		printf(", IV_INO_LBLK_32");
+	flags &= (uint8_t)~(FLAG_PAD_MASK | FLAG_DIRECT_KEY | FLAG_IV_INO_LBLK_64 |
+			    FLAG_IV_INO_LBLK_32);
+	if (flags)
+		printf(", Unknown (%02x)", flags);
+	putchar('\n');
+}
+
+static int cmd_get_policy(int argc, char *argv[])
+{
+	struct f2fs_keyctl_policy p;
+	char hex[2 * F2FS_KEYCTL_ID_SIZE + 1];
+	int err;
+
+	if (!no_extra_options(argc, argv))
+		return EXIT_FAILURE;
+	if (argc != 2)
+		return fail("must specify a single file or directory");
+	memset(&p, 0, sizeof(p));
+	err = request(argv[1], false, F2FS_IOC_GET_POLICY, F2FS_KEYCTL_OP_GET_POLICY, &p,
+		      sizeof(p));
+	if (err)
+		return fail("getting policy for %s: %s", argv[1], errmsg(-err));
+	printf("Encryption policy for %s:\n", argv[1]);
+	printf("\tPolicy version: %u\n", p.version);
+	if (p.version == 1) {
+		to_hex(p.key_spec, 8, hex);
+		printf("\tMaster key descriptor: %s\n", hex);
+	} else {
+		to_hex(p.key_spec, F2FS_KEYCTL_ID_SIZE, hex);
+		printf("\tMaster key identifier: %s\n", hex);
+	}
+	show_mode("Contents", p.contents_mode);
+	show_mode("Filenames", p.filenames_mode);
+	show_flags(p.flags);
+	if (p.log2_data_unit_size)
+		printf("\tData unit size: %u\n", 1u << p.log2_data_unit_size);
+	return EXIT_SUCCESS;
+}
+
+static int parse_mode(const char *s, bool contents, uint8_t *mode)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcasecmp(s, modes[i].name) == 0 &&
+		    (contents ? modes[i].contents : modes[i].filenames)) {
+			*mode = modes[i].mode;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int cmd_set_policy(int argc, char *argv[])
+{
+	enum { OPT_CONTENTS = 1, OPT_FILENAMES, OPT_PADDING, OPT_DIRECT, OPT_LBLK64, OPT_LBLK32, OPT_DUS };
+	static const struct option opts[] = {
+		{ "contents", required_argument, NULL, OPT_CONTENTS },
+		{ "filenames", required_argument, NULL, OPT_FILENAMES },
+		{ "padding", required_argument, NULL, OPT_PADDING },
+		{ "direct-key", no_argument, NULL, OPT_DIRECT },
+		{ "iv-ino-lblk-64", no_argument, NULL, OPT_LBLK64 },
+		{ "iv-ino-lblk-32", no_argument, NULL, OPT_LBLK32 },
+		{ "data-unit-size", required_argument, NULL, OPT_DUS },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* fscryptctl's defaults */
+	struct f2fs_keyctl_policy p = {
+		.version = 2,
+		.contents_mode = MODE_AES_256_XTS,
+		.filenames_mode = MODE_AES_256_CTS,
+		.flags = 3,	/* PAD_32 */
+	};
+	int ch, err;
+	char *end;
+	unsigned long v;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_CONTENTS:
+			if (parse_mode(optarg, true, &p.contents_mode))
+				return fail("invalid contents mode: %s (AES-256-XTS, AES-128-CBC "
+					    "or Adiantum)", optarg);
+			break;
+		case OPT_FILENAMES:
+			if (parse_mode(optarg, false, &p.filenames_mode))
+				return fail("invalid filenames mode: %s (AES-256-CTS, "
+					    "AES-128-CTS, AES-256-HCTR2 or Adiantum)", optarg);
+			break;
+		case OPT_PADDING:
+			p.flags &= (uint8_t)~FLAG_PAD_MASK;
+			if (strcmp(optarg, "4") == 0)
+				p.flags |= 0;
+			else if (strcmp(optarg, "8") == 0)
+				p.flags |= 1;
+			else if (strcmp(optarg, "16") == 0)
+				p.flags |= 2;
+			else if (strcmp(optarg, "32") == 0)
+				p.flags |= 3;
+			else
+				return fail("invalid padding: %s (4, 8, 16 or 32)", optarg);
+			break;
+		case OPT_DIRECT:
+			p.flags |= FLAG_DIRECT_KEY;
+			break;
+		case OPT_LBLK64:
+			p.flags |= FLAG_IV_INO_LBLK_64;
+			break;
+		case OPT_LBLK32:
+			p.flags |= FLAG_IV_INO_LBLK_32;
+			break;
+		case OPT_DUS:
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v < 512 || v > 4096 || (v & (v - 1)))
+				return fail("invalid data unit size: %s (512, 1024, 2048 or "
+					    "4096)", optarg);
+			p.log2_data_unit_size = (uint8_t)__builtin_ctzl(v);
+			break;
+		default:
+			usage(stderr);
+			return EXIT_FAILURE;
+		}
+	}
+	if (argc - optind != 2)
+		return fail("must specify a key identifier and a directory");
+	if (!parse_keyid(argv[optind], p.key_spec))
+		return fail("invalid key identifier: %s", argv[optind]);
+	err = request(argv[optind + 1], true, F2FS_IOC_SET_POLICY, F2FS_KEYCTL_OP_SET_POLICY, &p,
+		      sizeof(p));
+	if (err == -EACCES)
+		return fail("setting policy for %s: %s (only the directory's owner or root "
+			    "may encrypt it)", argv[optind + 1], strerror(EACCES));
+	if (err == -EINVAL)
+		return fail("setting policy for %s: invalid policy (incompatible modes or "
+			    "flags)", argv[optind + 1]);
+	if (err)
+		return fail("setting policy for %s: %s", argv[optind + 1], errmsg(-err));
+	return EXIT_SUCCESS;
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "add_key", cmd_add_key },
+		{ "remove_key", cmd_remove_key },
+		{ "key_status", cmd_key_status },
+		{ "get_policy", cmd_get_policy },
+		{ "set_policy", cmd_set_policy },
+	};
+	int i, j;
+
+	/* Global options: anywhere; taken out before the command sees argv. */
+	for (i = j = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return EXIT_SUCCESS;
+		}
+		if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--version") == 0) {
+			puts(PROG " " F2FS_FUSE_VERSION);
+			return EXIT_SUCCESS;
+		}
+		if (strcmp(argv[i], "--socket") == 0) {
+			force_socket = true;
+		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
+			force_socket = true;
+			socket_path = argv[i] + 9;
+		} else {
+			argv[j++] = argv[i];
+		}
+	}
+	argc = j;
+	argv[argc] = NULL;
+	if (argc < 2) {
+		fail("no command specified");
+		usage(stderr);
+		return EXIT_FAILURE;
+	}
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		if (strcmp(argv[1], cmds[k].name) == 0) {
+			/* The command parses its own options from argv[1]. */
+			optind = 1;
+			return cmds[k].fn(argc - 1, argv + 1);
+		}
+	}
+	fail("invalid command: %s", argv[1]);
+	usage(stderr);
+	return EXIT_FAILURE;
+}
