@@ -320,7 +320,7 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 				      (uint32_t)F2FS_MIN(want_blocks, (uint64_t)MAX_READ_RUN),
 				      &pblk, &n);
 		if (err)
-			return done ? (ssize_t)done : err;
+			return err;	/* never a short read: FUSE takes it for EOF */
 		bytes = (size_t)F2FS_MIN((uint64_t)n * F2FS_BLKSIZE - skip, (uint64_t)(len - done));
 		if (is_hole(pblk)) {
 			memset(dst + done, 0, bytes);
@@ -340,7 +340,7 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 			}
 			err = read_run(sb, pblk, n, skip, bytes, dst + done, ci ? &cc : NULL);
 			if (err)
-				return done ? (ssize_t)done : err;
+				return err;
 		}
 		done += bytes;
 	}

@@ -645,9 +645,9 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 			goto out_unlock;
 		f2fs_inode_set_time(victim, F2FS_TIME_CTIME, &now);
 		if (S_ISDIR(victim->mode)) {
+			/* the moved directory's ".." takes the place of the victim's */
 			victim->links = 0;
 			victim->size = 0;
-			ndir->links--;	/* the victim's ".." */
 		} else {
 			victim->links--;
 		}

@@ -395,12 +395,26 @@ int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t
 			err = -ENOMEM;
 			goto out;
 		}
-		/* journal entries not otherwise dirty become dirty entries */
+		/* every journal entry moves to its NAT block: those the cache
+		 * holds clean must be written as well, or emptying the journal
+		 * would lose them */
 		for (uint16_t k = 0; k < n; k++) {
 			const uint8_t *je = j + 2 + k * NAT_JOURNAL_ENTRY_SIZE;
 			uint32_t nid = get_le32(je);
+			struct f2fs_nat_cache_entry *ce = nat_cache_find(nm, nid);
 
-			if (!nat_cache_find(nm, nid)) {
+			if (ce && !ce->dirty) {
+				struct f2fs_nat_cache_entry **nl = realloc(list, (nr + 1) * sizeof(*list));
+
+				if (!nl) {
+					err = -ENOMEM;
+					goto out;
+				}
+				list = nl;
+				ce->dirty = true;
+				nm->nr_dirty++;
+				list[nr++] = ce;
+			} else if (!ce) {
 				struct f2fs_nat_cache_entry *e = calloc(1, sizeof(*e));
 				struct f2fs_nat_cache_entry **nl;
 

@@ -480,6 +480,8 @@ void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr)
 	se->valid_blocks--;
 	mark_sit_dirty(sm, segno);
 	pthread_mutex_unlock(&sm->lock);
+	/* a dead block must never be served from the cache once reused */
+	f2fs_cache_invalidate(sb->cache, blkaddr);
 }
 
 uint32_t f2fs_free_segments(struct f2fs_sb *sb)
@@ -599,18 +601,19 @@ void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
 }
 
 /*
- * Blocks users may still take: the checkpoint's user blocks less what is
- * used, less room for the node blocks a checkpoint must still write.
+ * Blocks users may still take (inc_valid_block_count): the checkpoint's
+ * user blocks less what is used.  Nodes are counted when created, so a
+ * checkpoint rewriting them needs no more; the overprovisioned segments
+ * outside user_block_count are what cleaning works with.
  */
 uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb)
 {
-	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT), used, reserve;
+	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT), used;
 
 	pthread_mutex_lock(&sb->sm->lock);
 	used = sb->sm->valid_blocks;
 	pthread_mutex_unlock(&sb->sm->lock);
-	reserve = f2fs_nr_dirty_nodes(sb) + 2u * sb->blocks_per_seg;
-	return user > used + reserve ? user - used - reserve : 0;
+	return user > used ? user - used : 0;
 }
 
 /*
