@@ -58,7 +58,8 @@ int f2fs_get_crypt_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	if (!f2fs_is_encrypted(inode))
 		return -EINVAL;
 	pthread_mutex_lock(&sb->crypt_lock);
-	if (inode->ci && inode->ci_gen == sb->key_gen) {
+	/* A failure since a key went away hides the stale ci a holder still has. */
+	if (inode->ci && !inode->ci_err && inode->ci_gen == sb->key_gen) {
 		*out = inode->ci;
 		pthread_mutex_unlock(&sb->crypt_lock);
 		return 0;
