@@ -104,6 +104,16 @@ test-integration: all
 test-kernel: all
 	tests/kernel/setup.sh && F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/kernel $(PYTEST_ARGS)
 
+# ---- randomized long runs (short versions run in make test) ----
+.PHONY: fsx crashtest
+FSX_ARGS   ?= --ops 20000
+CRASH_ARGS ?= --iterations 50 --ace --ace-len 3
+fsx: all
+	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/fsx/fsx.py $(FSX_ARGS)
+
+crashtest: all
+	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/crash/crashtest.py $(CRASH_ARGS)
+
 asan:
 	@$(MAKE) --no-print-directory deps
 	$(MAKE) BUILD=build-asan CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \

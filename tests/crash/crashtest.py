@@ -813,5 +813,10 @@ def main(argv=None):
     return 0
 
 
+def _on_term(signum, frame):
+    raise SystemExit(128 + signum)      # unwinds, so daemons and mounts are cleaned up
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _on_term)
     sys.exit(main())

@@ -27,6 +27,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -984,5 +985,10 @@ def main(argv=None):
     return 1
 
 
+def _on_term(signum, frame):
+    raise SystemExit(128 + signum)      # unwinds, so daemons and mounts are cleaned up
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _on_term)
     sys.exit(main())

@@ -1,0 +1,41 @@
+"""Short runs of the crash-consistency test (tests/crash/crashtest.py):
+a few daemon kills at random moments during a mixed workload, and the
+ACE-style suite of one- and two-operation sequences ending in fsync.
+`make crashtest` runs the long version."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CRASH = os.path.join(os.path.dirname(HERE), "crash", "crashtest.py")
+
+
+def run_crash(args, binary, timeout=600):
+    env = dict(os.environ, F2FS_FUSE=binary)
+    r = subprocess.run([sys.executable, CRASH] + args, env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       errors="replace", timeout=timeout)
+    return r.returncode, r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.needs_binary
+def test_crash_random_kills(f2fs_fuse, tmp_path):
+    args = ["--seed", "1", "--iterations", "8", "--fresh-every", "4",
+            "--time-limit", "240", "--workdir", str(tmp_path)]
+    rc, out = run_crash(args, f2fs_fuse)
+    assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
+        " ".join(args[:-2]), out[-8000:])
+
+
+@pytest.mark.slow
+@pytest.mark.needs_binary
+def test_crash_ace_sequences(f2fs_fuse, tmp_path):
+    args = ["--seed", "1", "--ace-only", "--ace-len", "2", "--ace-quick",
+            "--time-limit", "240", "--workdir", str(tmp_path)]
+    rc, out = run_crash(args, f2fs_fuse)
+    assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
+        " ".join(args[:-2]), out[-8000:])
