@@ -176,6 +176,15 @@ static void op_destroy(void *userdata)
 	f2fs_keyctl_stop(userdata);
 }
 
+/* The kernel passes names of any length; f2fs stores at most 255 bytes. */
+static bool name_too_long(fuse_req_t req, const char *name)
+{
+	if (strnlen(name, F2FS_FUSE_NAME_MAX + 1) <= F2FS_FUSE_NAME_MAX)
+		return false;
+	fuse_reply_err(req, ENAMETOOLONG);
+	return true;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct f2fs_fuse *fs = req_fs(req);
@@ -183,6 +192,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct f2fs_stat st;
 	int err;
 
+	/* Not a negative entry: the name can never exist. */
+	if (name_too_long(req, name))
+		return;
 	err = f2fs_lookup(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), &st);
 	if (err == -ENOENT) {
 		/*
@@ -539,15 +551,6 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 }
 
 /* ---- changes: the core answers EROFS on a read-only mount ---- */
-
-/* The kernel passes names of any length; f2fs stores at most 255 bytes. */
-static bool name_too_long(fuse_req_t req, const char *name)
-{
-	if (strnlen(name, F2FS_FUSE_NAME_MAX + 1) <= F2FS_FUSE_NAME_MAX)
-		return false;
-	fuse_reply_err(req, ENAMETOOLONG);
-	return true;
-}
 
 /*
  * The caller's identity for new inodes.  The supplementary groups only

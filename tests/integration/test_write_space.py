@@ -7,6 +7,8 @@ import random
 
 import pytest
 
+import fsutil
+
 from test_write import MiB, RWImage, blob, errno_of, expect, rwimage, sha, write_file  # noqa: F401
 
 
@@ -70,6 +72,10 @@ def test_enospc_and_recover(rwimage):
     st = os.statvfs(p)
     assert st.f_bavail * 4096 < 4 * MiB, st
     assert os.stat(os.path.join(p, "big")).st_size == n1
+    # the write that failed must leave no blocks behind
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
     # small files and directories until that fails too
     made = 0
     for i in range(5000):
@@ -83,11 +89,14 @@ def test_enospc_and_recover(rwimage):
     os.unlink(os.path.join(p, "big"))
     n2, h2 = fill(os.path.join(p, "again"), chunk=256 * 1024, seed=1)
     assert n2 >= n1 * 0.8, (n1, n2)
+    assert sha(open(os.path.join(p, "again"), "rb").read()) == h2
     for i in range(0, made, 2):
         os.unlink(os.path.join(p, "s%04d" % i))
-    write_file(os.path.join(p, "after"), blob(2 * MiB, 2))
-    img.finish(expect({"again": {"size": str(n2), "content": h2}, "big": {"type": "!"},
-                       "after": {"content": sha(blob(2 * MiB, 2))}}))
+    # freed by truncation, usable at once
+    os.truncate(os.path.join(p, "again"), n2 // 2)
+    write_file(os.path.join(p, "after"), blob(4 * MiB, 2))
+    img.finish(expect({"again": {"size": str(n2 // 2)}, "big": {"type": "!"},
+                       "after": {"content": sha(blob(4 * MiB, 2))}}))
 
 
 @pytest.mark.slow
