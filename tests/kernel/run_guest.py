@@ -243,7 +243,7 @@ def run(script, images=(), files=None, timeout=None, memory=1024, smp=1, accel=N
                "-serial", "file:" + console, "-m", str(memory), "-smp", str(smp),
                "-kernel", info["kernel"], "-initrd", initrd,
                "-append", "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic rdinit=/init "
-                          "tsc=reliable no_timer_check"]
+                          "tsc=reliable no_timer_check mitigations=off"]
         if res.accel == "kvm":
             cmd += ["-accel", "kvm", "-cpu", os.environ.get("KERNEL_TEST_KVM_CPU", "max")]
         else:
