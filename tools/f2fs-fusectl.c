@@ -349,7 +349,7 @@ static int request(const char *path, bool dir, unsigned long cmd, uint32_t op, v
 	}
 	if (!force_socket && maybe_fuse(fd)) {
 		err = ioctl(fd, cmd, arg) ? -errno : 0;
-		if (err != -ENOTTY && err != -ENOSYS && err != -EOPNOTSUPP) {
+		if (err != -ENOTTY && err != -ENOSYS) {
 			close(fd);
 			return err;
 		}
@@ -445,20 +445,22 @@ static int cmd_add_key(int argc, char *argv[])
 	if (rc)
 		goto out;
 	for (int i = optind; i < argc; i++) {
-		struct f2fs_keyctl_add io = *a;
+		/* A fresh copy per mount, in the same locked page. */
+		struct f2fs_keyctl_add *io = a + 1;
 		int err;
 
-		io.raw_size = (uint32_t)len;
-		err = request(argv[i], false, F2FS_IOC_ADD_KEY, F2FS_KEYCTL_OP_ADD_KEY, &io,
-			      sizeof(io));
+		*io = *a;
+		io->raw_size = (uint32_t)len;
+		err = request(argv[i], false, F2FS_IOC_ADD_KEY, F2FS_KEYCTL_OP_ADD_KEY, io,
+			      sizeof(*io));
 		if (err) {
 			rc = fail("adding key to %s: %s", argv[i], errmsg(-err));
 		} else {
-			to_hex(io.identifier, F2FS_KEYCTL_ID_SIZE, hex);
+			to_hex(io->identifier, F2FS_KEYCTL_ID_SIZE, hex);
 			if (i == optind)
 				puts(hex);
 		}
-		wipe(&io, sizeof(io));
+		wipe(io, sizeof(*io));
 	}
 out:
 	wipe(a, 4096);
