@@ -29,6 +29,13 @@
 
 #define PROG "f2fs-fuse"
 
+#ifndef _IOC_TYPE			/* macOS: IOCGROUP, the same bits */
+#define _IOC_TYPE(nr) (((nr) >> 8) & 0xff)
+#endif
+#ifndef MSG_NOSIGNAL			/* macOS: SO_NOSIGPIPE on the socket instead */
+#define MSG_NOSIGNAL 0
+#endif
+
 /* A raw key from key_file=, in its own locked, never-dumped page. */
 struct locked_key {
 	uint8_t *page;
@@ -872,6 +879,9 @@ static void serve_one(struct f2fs_keyctl *kc, int fd)
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+#ifdef SO_NOSIGPIPE
+	setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &(int){ 1 }, sizeof(int));
+#endif
 	if (peer_uid(fd, &uid))
 		return;
 	if (io_full(fd, &m, sizeof(m), false))

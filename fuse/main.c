@@ -542,6 +542,7 @@ out_signals:
 out_umount:
 	/* Normally stopped already by the destroy callback. */
 	f2fs_fuse_stop_upkeep(&fs);
+	f2fs_keyctl_stop(&fs);
 	if (c.io_stats)
 		print_io_stats(&fs);
 	/* A writable mount commits its last checkpoint here; that can fail. */

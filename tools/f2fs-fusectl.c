@@ -36,6 +36,9 @@
 #endif
 
 #define PROG "f2fs-fusectl"
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
 #ifndef F2FS_FUSE_VERSION
 #define F2FS_FUSE_VERSION "unknown"
 #endif
@@ -136,8 +139,10 @@ static const char *errmsg(int err)
 	case ENOTTY:
 	case ENOSYS:
 		return "not an f2fs-fuse mount (or one without key support)";
+#ifdef ENOKEY
 	case ENOKEY:
 		return "key not present (add it first)";
+#endif
 	case EEXIST:
 		return "the directory already has a different encryption policy";
 	case ENOTEMPTY:
@@ -277,7 +282,8 @@ static int io_full(int fd, void *buf, size_t len, bool wr)
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+		/* A daemon gone mid-request is an error, not a SIGPIPE. */
+		ssize_t n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
