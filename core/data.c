@@ -488,7 +488,7 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
 
 static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
-			size_t len, uint64_t off);
+			size_t len, uint64_t off, size_t *written);
 
 int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
@@ -510,7 +510,7 @@ static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	memset(inode->node + I_ADDR + 4 * f2fs_addr_start(inode), 0, 4 + max);
 	inode->inline_flags &= (uint8_t)~(F2FS_INLINE_DATA | F2FS_DATA_EXIST);
 	if (n)
-		err = write_blocks(sb, inode, copy, n, 0);
+		err = write_blocks(sb, inode, copy, n, 0, NULL);
 	free(copy);
 	return err;
 }
@@ -521,7 +521,7 @@ static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
  * contiguous run goes to the device as one vectored write.
  */
 static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
-			size_t len, uint64_t off)
+			size_t len, uint64_t off, size_t *written)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
 	struct dnode *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
@@ -649,6 +649,8 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	}
 	f2fs_inode_drop_largest_extent(inode, off / F2FS_BLKSIZE,
 				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
+	if (written)
+		*written = (size_t)(pos - off);
 out:
 	free(dn);
 	free(bounce);
@@ -660,7 +662,7 @@ out:
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf)
 {
-	int err = write_blocks(sb, inode, buf, F2FS_BLKSIZE, (uint64_t)lblk * F2FS_BLKSIZE);
+	int err = write_blocks(sb, inode, buf, F2FS_BLKSIZE, (uint64_t)lblk * F2FS_BLKSIZE, NULL);
 
 	return err ? err : f2fs_mark_inode_dirty(sb, inode);
 }
@@ -711,9 +713,16 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 		if (err)
 			return err;
 	}
-	err = write_blocks(sb, inode, buf, len, off);
-	if (err)
-		return err;
+	{
+		size_t written = 0;
+
+		err = write_blocks(sb, inode, buf, len, off, &written);
+		if (err && !written)
+			return err;
+		/* out of space part way: what reached the disk is a short write */
+		if (err)
+			end = off + written;
+	}
 done:
 	if (end > inode->size)
 		inode->size = end;
@@ -721,7 +730,7 @@ done:
 	f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 	f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 	err = f2fs_mark_inode_dirty(sb, inode);
-	return err ? err : (ssize_t)len;
+	return err ? err : (ssize_t)(end - off);
 }
 
 /* ---- truncation ---- */
@@ -851,7 +860,7 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 				static const uint8_t zeros[F2FS_BLKSIZE];
 
 				err = write_blocks(sb, inode, zeros, F2FS_BLKSIZE - size % F2FS_BLKSIZE,
-						   size);
+						   size, NULL);
 			}
 			if (err)
 				return err;

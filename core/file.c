@@ -224,6 +224,8 @@ static int zero_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t off
 
 			if (r < 0)
 				return (int)r;
+			if ((uint64_t)r != bend - off)
+				return -ENOSPC;
 		}
 		off = bend;
 	}

@@ -190,6 +190,8 @@ static int write_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const cha
 		len = (size_t)n;
 	}
 	r = f2fs_symlink_write(sb, inode, target, len);
+	if (r >= 0 && (size_t)r != len)
+		r = -ENOSPC;	/* a symlink is all or nothing */
 	return r < 0 ? (int)r : 0;
 }
 
