@@ -806,7 +806,10 @@ def main(argv=None):
         print("crashtest: FAILED (seed %d): %s" % (a.seed, hard))
     bad = hard or by["hard"] or by["posix"] or (by["f2fs"] and not a.allow_f2fs_failures)
     if bad:
-        print("crashtest: scratch folder kept: %s; logs in %s" % (work, a.logdir))
+        logs = os.path.join(work, "workload-logs")
+        shutil.rmtree(logs, ignore_errors=True)
+        shutil.move(a.logdir, logs)
+        print("crashtest: scratch folder kept: %s (workload logs in %s)" % (work, logs))
         return 1
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(a.logdir, ignore_errors=True)

@@ -29,7 +29,6 @@ import random
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import time
@@ -876,8 +875,6 @@ def session(a, binary, script=None, quiet=False):
         msg = f.run(script, quiet)
         hist = f.history
     finally:
-        if target.m is not None and not quiet and msg:
-            pass
         target.kill()
         shutil.rmtree(shadow_base, ignore_errors=True)
         if msg is None and not a.keep and not a.workdir:
