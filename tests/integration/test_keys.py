@@ -456,3 +456,59 @@ def test_set_policy_roundtrip(mount, fusectl, key_file, tmp_path, kind):
         assert diffs == [], M.report(diffs)
         with open(os.path.join(m.path, "secret", "sub", "big.bin"), "rb") as f:
             assert f.read(len(MARKER)) == MARKER
+
+
+# ---------------------------------------------------------------- churn
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_key_churn_under_readers(mount, fixture_image, fixtures_dir, fusectl, key_file,
+                                 transport):
+    """Keys removed and added again while threads list and read: every read
+    either succeeds with the right contents or fails with ENOKEY, and the
+    daemon survives (its exit status and sanitizer output are checked)."""
+    import hashlib
+    import threading
+
+    ctl = Ctl(fusectl, transport)
+    raw = key_bytes(key_file)
+    full = manifest_file(fixtures_dir, "crypt.manifest.tsv")
+    want = {os.fsdecode(M.unescape(p)): e["content"] for p, e in full.entries.items()
+            if e["type"] == "f" and p.split("/")[0] in ENC_DIRS}
+    bad = []
+    stop = threading.Event()
+
+    def reader(m):
+        while not stop.is_set():
+            for rel, digest in list(want.items())[:60]:
+                try:
+                    with open(os.path.join(m.path, rel), "rb") as f:
+                        data = f.read()
+                except OSError as e:
+                    if e.errno not in (errno.ENOKEY, errno.ENOENT):
+                        bad.append((rel, e))
+                    continue
+                if hashlib.sha256(data).hexdigest() != digest:
+                    bad.append((rel, "wrong contents"))
+            for d in ENC_DIRS:
+                try:
+                    os.listdir(os.path.join(m.path, d))
+                except OSError as e:
+                    bad.append((d, e))
+
+    with mount(fixture_image("crypt"), options=("ro", "key_file=" + key_file)) as m:
+        threads = [threading.Thread(target=reader, args=(m,)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            for _ in range(10):
+                ctl.out("remove_key", KEY_ID, m.path)
+                ctl.out("add_key", m.path, input=raw)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(60)
+        assert bad == [], bad[:5]
+        assert_unlocked(m, fixtures_dir)
+        ctl.out("remove_key", KEY_ID, m.path)
+        assert_locked(m, fixtures_dir)
