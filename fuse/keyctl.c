@@ -753,6 +753,96 @@ static void reply_ioctl(fuse_req_t req, int err, const void *out, size_t len)
 		fuse_reply_ioctl(req, 0, out, len);
 }
 
+/*
+ * Of the kernel's fscrypt ioctls, key removal and key status have fixed
+ * sizes, so FUSE passes them: fscryptctl's remove_key and key_status work
+ * on a mount too.  The layouts of <linux/fscrypt.h>, spelled out here
+ * because its names clash with crypto/fscrypt.h.
+ */
+struct uapi_key_spec {
+	uint32_t type;			/* 1: descriptor, 2: identifier */
+	uint32_t reserved;
+	uint8_t u[32];
+};
+struct uapi_remove_key_arg {
+	struct uapi_key_spec key_spec;
+	uint32_t removal_status_flags;
+	uint32_t reserved[5];
+};
+struct uapi_key_status_arg {
+	struct uapi_key_spec key_spec;
+	uint32_t reserved[6];
+	uint32_t status, status_flags, user_count;
+	uint32_t out_reserved[13];
+};
+_Static_assert(sizeof(struct uapi_remove_key_arg) == 64, "fscrypt_remove_key_arg");
+_Static_assert(sizeof(struct uapi_key_status_arg) == 128, "fscrypt_get_key_status_arg");
+#define UAPI_KEY_SPEC_IDENTIFIER	2
+#define UAPI_REMOVAL_OTHER_USERS	0x2
+#define UAPI_IOC_REMOVE_KEY		_IOWR('f', 24, struct uapi_remove_key_arg)
+#define UAPI_IOC_REMOVE_KEY_ALL_USERS	_IOWR('f', 25, struct uapi_remove_key_arg)
+#define UAPI_IOC_GET_KEY_STATUS		_IOWR('f', 26, struct uapi_key_status_arg)
+
+static bool uapi_ioctl(fuse_req_t req, struct f2fs_keyctl *kc, unsigned int cmd,
+		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int err;
+
+	if (cmd == (unsigned int)UAPI_IOC_REMOVE_KEY ||
+	    cmd == (unsigned int)UAPI_IOC_REMOVE_KEY_ALL_USERS) {
+		struct uapi_remove_key_arg a;
+		struct f2fs_keyctl_remove r = { 0 };
+
+		if (in_bufsz < sizeof(a) || out_bufsz < sizeof(a)) {
+			fuse_reply_err(req, EINVAL);
+			return true;
+		}
+		memcpy(&a, in_buf, sizeof(a));
+		/* v1 keys are never added here, so there is nothing to remove. */
+		if (a.key_spec.type != UAPI_KEY_SPEC_IDENTIFIER) {
+			fuse_reply_err(req, a.key_spec.type == 1 ? ENOKEY : EINVAL);
+			return true;
+		}
+		memcpy(r.identifier, a.key_spec.u, sizeof(r.identifier));
+		if (cmd == (unsigned int)UAPI_IOC_REMOVE_KEY_ALL_USERS)
+			r.flags = F2FS_KEYCTL_REMOVE_ALL_USERS;
+		err = do_remove_key(kc, uid, &r);
+		a.removal_status_flags = (r.status_flags & F2FS_KEYCTL_REMOVAL_OTHER_USERS) ?
+					 UAPI_REMOVAL_OTHER_USERS : 0;
+		reply_ioctl(req, err, &a, sizeof(a));
+		return true;
+	}
+	if (cmd == (unsigned int)UAPI_IOC_GET_KEY_STATUS) {
+		struct uapi_key_status_arg a;
+		struct f2fs_keyctl_status st = { 0 };
+
+		if (in_bufsz < sizeof(a) || out_bufsz < sizeof(a)) {
+			fuse_reply_err(req, EINVAL);
+			return true;
+		}
+		memcpy(&a, in_buf, sizeof(a));
+		if (a.key_spec.type != 1 && a.key_spec.type != UAPI_KEY_SPEC_IDENTIFIER) {
+			fuse_reply_err(req, EINVAL);
+			return true;
+		}
+		st.status = F2FS_KEYCTL_STATUS_ABSENT;
+		err = 0;
+		if (a.key_spec.type == UAPI_KEY_SPEC_IDENTIFIER) {
+			memcpy(st.identifier, a.key_spec.u, sizeof(st.identifier));
+			err = do_key_status(kc, uid, &st);
+		}
+		/* Our status numbers and flags are the kernel's. */
+		a.status = st.status;
+		a.status_flags = st.status_flags;
+		a.user_count = st.user_count;
+		memset(a.out_reserved, 0, sizeof(a.out_reserved));
+		reply_ioctl(req, err, &a, sizeof(a));
+		return true;
+	}
+	return false;
+}
+
 bool f2fs_keyctl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
 		       size_t in_bufsz, size_t out_bufsz)
 {
@@ -762,6 +852,8 @@ bool f2fs_keyctl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const v
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
 	int err;
 
+	if (kc && _IOC_TYPE(cmd) == 'f' && uapi_ioctl(req, kc, cmd, in_buf, in_bufsz, out_bufsz))
+		return true;
 	if (_IOC_TYPE(cmd) != F2FS_KEYCTL_MAGIC)
 		return false;
 	if (!kc) {

@@ -4,10 +4,12 @@
  * the daemon (fuse/keyctl.c) and f2fs-fusectl.  docs/keys.md describes it.
  *
  * Linux FUSE forwards only "restricted" ioctls: the kernel copies exactly
- * _IOC_SIZE(cmd) bytes in (_IOC_WRITE) and out (_IOC_READ).  fscrypt's own
- * key ioctls carry variable-size structs and FS_IOC_{GET,SET}_ENCRYPTION_POLICY
- * have their direction bits the wrong way round for that, so none of them
- * can pass; these fixed-size ones take their place.
+ * _IOC_SIZE(cmd) bytes in (_IOC_WRITE) and out (_IOC_READ).  Adding a key
+ * and reading a v2 policy use variable-size structs in fscrypt's own ioctls,
+ * and FS_IOC_{GET,SET}_ENCRYPTION_POLICY have their direction bits the wrong
+ * way round for that, so they cannot pass; these fixed-size ones take their
+ * place.  (The daemon also serves the kernel's fixed-size
+ * FS_IOC_REMOVE_ENCRYPTION_KEY{,_ALL_USERS} and FS_IOC_GET_ENCRYPTION_KEY_STATUS.)
  *
  * Without ioctls (FUSE-T), the same structs travel over a Unix socket,
  * wrapped in struct f2fs_keyctl_msg.

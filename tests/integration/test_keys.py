@@ -512,3 +512,39 @@ def test_key_churn_under_readers(mount, fixture_image, fixtures_dir, fusectl, ke
         assert_unlocked(m, fixtures_dir)
         ctl.out("remove_key", KEY_ID, m.path)
         assert_locked(m, fixtures_dir)
+
+
+# ---------------------------------------------------------------- kernel ioctls
+
+
+def _iowr(nr, size):
+    return (3 << 30) | (size << 16) | (ord("f") << 8) | nr
+
+
+def test_kernel_key_status_and_remove_ioctls(mount, fixture_image, fixtures_dir, key_file):
+    """FS_IOC_GET_ENCRYPTION_KEY_STATUS and FS_IOC_REMOVE_ENCRYPTION_KEY have
+    fixed sizes, so they pass through FUSE as fscryptctl issues them."""
+    import fcntl
+    import struct
+
+    kid = bytes.fromhex(KEY_ID)
+
+    def status(fd):
+        arg = bytearray(struct.pack("II32s", 2, 0, kid) + bytes(128 - 40))
+        fcntl.ioctl(fd, _iowr(26, 128), arg)
+        return struct.unpack_from("III", arg, 64)
+
+    with mount(fixture_image("crypt"), options=("ro", "key_file=" + key_file)) as m:
+        fd = os.open(m.path, os.O_RDONLY)
+        try:
+            assert status(fd) == (2, 1, 1)      # present, added by self, one user
+            arg = bytearray(struct.pack("II32s", 2, 0, kid) + bytes(64 - 40))
+            fcntl.ioctl(fd, _iowr(24, 64), arg)
+            assert struct.unpack_from("I", arg, 40) == (0,)
+            assert status(fd) == (1, 0, 0)      # absent
+            with pytest.raises(OSError) as ei:
+                fcntl.ioctl(fd, _iowr(24, 64), arg)
+            assert ei.value.errno == errno.ENOKEY
+        finally:
+            os.close(fd)
+        assert_locked(m, fixtures_dir)
