@@ -281,12 +281,21 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		if (off < inode->size)
 			err = zero_range(sb, inode, off, F2FS_MIN(end, inode->size) - off);
 	} else if (mode & FALLOC_FL_ZERO_RANGE) {
-		err = zero_range(sb, inode, off, F2FS_MIN(end, F2FS_MAX(inode->size, end)) - off);
+		uint64_t old_size = inode->size;
+
+		/* zero what lies inside the file; past its end, reserved blocks read as zeros */
+		if (off < old_size)
+			err = zero_range(sb, inode, off, F2FS_MIN(end, old_size) - off);
 		if (!err)
 			err = reserve_range(sb, inode, off / F2FS_BLKSIZE,
 					    (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-		if (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > inode->size)
-			inode->size = end;
+		inode->size = old_size;
+		if (!err && end > old_size) {
+			if (mode & FALLOC_FL_KEEP_SIZE)
+				inode->advise |= FADVISE_KEEP_SIZE_BIT;
+			else
+				inode->size = end;
+		}
 	} else {
 		uint64_t old_size = inode->size;
 

@@ -16,10 +16,6 @@ FSX = os.path.join(os.path.dirname(HERE), "fsx", "fsx.py")
 OPS = int(os.environ.get("F2FS_FSX_OPS", "2000"))
 EXTRA = "extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime,sb_checksum"
 
-NAT_BUG = ("known bug: after a checkpoint taken by fsync, the next checkpoint with more "
-           "dirty NAT entries than the NAT journal holds loses NAT entries "
-           "(test_fsync_checkpoint_then_many_creates)")
-ZERO_KEEP_BUG = "known bug: FALLOC_FL_ZERO_RANGE|FALLOC_FL_KEEP_SIZE grows the file"
 
 
 def run_fsx(args, binary, timeout=600):
@@ -61,7 +57,6 @@ def test_fsx_short(f2fs_fuse, tmp_path, seed, features):
 
 @pytest.mark.slow
 @pytest.mark.needs_binary
-@pytest.mark.xfail(reason=NAT_BUG, strict=True)
 @pytest.mark.parametrize("seed,features", [(1, None), (2, EXTRA)], ids=["default", "extra"])
 def test_fsx_short_with_fsync(f2fs_fuse, tmp_path, seed, features):
     fsx_case(f2fs_fuse, tmp_path, seed, features, "zero-keep", OPS // 2)
@@ -76,7 +71,6 @@ def fresh_image(tmp_path, size=128 << 20):
 
 
 @pytest.mark.needs_binary
-@pytest.mark.xfail(reason=ZERO_KEEP_BUG, strict=True)
 @pytest.mark.parametrize("size,off,length", [(3295, 1631, 1808), (10000, 9000, 5000)],
                          ids=["inline", "blocks"])
 def test_zero_range_keep_size(f2fs_fuse, tmp_path, size, off, length):
@@ -96,7 +90,6 @@ def test_zero_range_keep_size(f2fs_fuse, tmp_path, size, off, length):
 
 
 @pytest.mark.needs_binary
-@pytest.mark.xfail(reason=NAT_BUG, strict=True)
 def test_fsync_checkpoint_then_many_creates(f2fs_fuse, tmp_path):
     """mkdir e; fsync(e); 37 more inodes; clean unmount: fsck finds e's NAT entry gone."""
     img = fresh_image(tmp_path)
