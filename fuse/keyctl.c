@@ -562,6 +562,22 @@ static void send_inval(struct f2fs_keyctl *kc, struct inval *iv)
 	free(iv->inos);
 }
 
+/* ------------------------------------------------------------ lookups */
+
+/*
+ * A name absent from an encrypted directory may appear when its key comes
+ * or goes (plaintext and no-key names), and nothing then tells the kernel
+ * to drop the negative dentry; so those are not cached.
+ */
+bool f2fs_keyctl_may_cache_absence(struct f2fs_fuse *fs, fuse_ino_t dir)
+{
+	struct f2fs_stat st;
+
+	if (f2fs_getattr(fs->sb, f2fs_fuse_nid(fs, dir), &st))
+		return false;
+	return !(st.flags & 0x00000800);	/* FS_ENCRYPT_FL */
+}
+
 /* ------------------------------------------------------------ operations */
 
 static int do_add_key(struct f2fs_keyctl *kc, uid_t uid, struct f2fs_keyctl_add *a)

@@ -37,6 +37,9 @@ void f2fs_keyctl_stop(struct f2fs_fuse *fs);
 void f2fs_keyctl_lookup(struct f2fs_keyctl *kc, fuse_ino_t ino);
 void f2fs_keyctl_forget(struct f2fs_keyctl *kc, fuse_ino_t ino, uint64_t nlookup);
 
+/* May a negative lookup in dir be cached?  Not in an encrypted directory. */
+bool f2fs_keyctl_may_cache_absence(struct f2fs_fuse *fs, fuse_ino_t dir);
+
 /* The F2FS_IOC_* ioctls; false if cmd is none of them (nothing replied). */
 bool f2fs_keyctl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
 		       size_t in_bufsz, size_t out_bufsz);

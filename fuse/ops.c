@@ -203,7 +203,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 * name behind our back.
 		 */
 		memset(&e, 0, sizeof(e));
-		e.entry_timeout = F2FS_FUSE_TIMEOUT;
+		/* ... except where adding or removing a key changes the names. */
+		if (f2fs_keyctl_may_cache_absence(fs, parent))
+			e.entry_timeout = F2FS_FUSE_TIMEOUT;
 		fuse_reply_entry(req, &e);
 		return;
 	}

@@ -148,12 +148,21 @@ def test_key_lifecycle(mount, fixture_image, fixtures_dir, fusectl, key_file, tr
     with mount(fixture_image("crypt"), options=("ro",)) as m:
         assert ctl.out("key_status", KEY_ID, m.path) == "Absent\n"
         assert_locked(m, fixtures_dir)
+        # names looked up in vain while locked must not stay "absent" once the
+        # key is there (nor no-key names once it is gone)
+        rel, size = a_plain_file(fixtures_dir)
+        plain = os.path.join(m.path, rel)
+        nokey_name = os.path.join(m.path, "enc",
+                                  sorted(os.listdir(os.path.join(m.path, "enc")))[0])
+        assert not os.path.exists(plain)
 
         out = ctl.out("add_key", m.path, input=key_bytes(key_file))
         assert out == KEY_ID + "\n"
         assert ctl.out("key_status", KEY_ID, m.path) == \
             "Present (user_count=1, added_by_self)\n"
         # the listings cached while locked are gone: plaintext names now
+        assert os.path.exists(plain)
+        assert not os.path.exists(nokey_name)
         assert_unlocked(m, fixtures_dir)
 
         # an open file, read while the key was there, must not keep serving
@@ -170,6 +179,7 @@ def test_key_lifecycle(mount, fixture_image, fixtures_dir, fusectl, key_file, tr
             os.close(fd)
         assert ctl.out("key_status", KEY_ID, m.path) == "Absent\n"
         assert not os.path.exists(os.path.join(m.path, rel))
+        assert os.path.exists(nokey_name)
         assert_locked(m, fixtures_dir)
 
         # and back again, with the key from a file
