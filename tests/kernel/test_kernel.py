@@ -272,17 +272,27 @@ kcrash
 
 GUEST_RECOVER = """set -e
 . lib/ktest.sh
-kmount
+kmount ro,norecovery "$KTEST_DISK0"
+kmanifest checkpoint.tsv
+kumount
+kmount "" "$KTEST_DISK1"
 kmanifest recovered.tsv
 kumount
 """
 
 
-def test_kernel_crash_image_read_by_f2fs_fuse(guest, f2fs_fuse, tmp_path):
-    """fsync()ed changes after the last checkpoint, then a power cut: what
-    fsync guarantees must be there when f2fs-fuse mounts the image
-    (roll-forward recovery), and after the kernel's own recovery f2fs-fuse
-    must show the kernel's manifest."""
+def copy_image(src, dst):
+    fsutil.run(["cp", "--sparse=always", str(src), str(dst)], check=True)
+    return str(dst)
+
+
+def test_kernel_crash_image_recovery(guest, f2fs_fuse, tmp_path):
+    """fsync()ed changes after the last checkpoint, then a power cut in the
+    guest.  Read-only, f2fs-fuse must show the last checkpoint exactly as the
+    kernel does with norecovery; the kernel's roll-forward recovery and
+    f2fs-fuse's (on a read-write mount) must both bring back what fsync
+    promised and agree with each other; each recovered image must be clean
+    for fsck.f2fs and read the same by the other driver."""
     image, _ = produce_image(tmp_path, "crash", 256 * MiB, EXTRA, "full-extra")
 
     r = G.run(GUEST_CRASH, [image])
@@ -290,27 +300,39 @@ def test_kernel_crash_image_read_by_f2fs_fuse(guest, f2fs_fuse, tmp_path):
     assert "KTEST-CRASH" in r.console
     guaranteed = M.parse_text(r.text("guaranteed.tsv"), "guaranteed.tsv")
     assert guaranteed.partial and len(guaranteed) >= 15
+    by_kernel = copy_image(image, tmp_path / "kernel-recovers.img")
+    by_fuse = copy_image(image, tmp_path / "fuse-recovers.img")
 
-    # the test means something only if the power cut left fsync()ed data
-    # that just roll-forward recovery brings back
-    fman_norec, _ = fuse_view(f2fs_fuse, image, tmp_path / "mnt0", options=("ro", "norecovery"))
-    assert M.compare(guaranteed, fman_norec), "nothing was left for roll-forward recovery"
+    # read-only: the checkpointed state, the same as the kernel's norecovery view
+    fman_ro, _ = fuse_view(f2fs_fuse, image, tmp_path / "mnt-ro")
+    assert M.compare(guaranteed, fman_ro), "nothing was left for roll-forward recovery"
+    r2 = G.run(GUEST_RECOVER, [image, by_kernel])
+    assert_guest_ok(r2, "kernel norecovery and recovery mounts")
+    at_cp, _ = kernel_manifest(r2, "checkpoint.tsv")
+    assert_same(at_cp, fman_ro, "f2fs-fuse read-only vs the kernel's norecovery view")
 
-    fman_crashed, _ = fuse_view(f2fs_fuse, image, tmp_path / "mnt1")
-    assert_same(guaranteed, fman_crashed, "f2fs-fuse on the crashed image vs what fsync promised")
-
-    r2 = G.run(GUEST_RECOVER, [image])
-    assert_guest_ok(r2, "kernel recovery mount")
+    # the kernel's recovery, read back by f2fs-fuse
     recovered, ranges = kernel_manifest(r2, "recovered.tsv")
     assert_same(guaranteed, recovered, "the kernel's recovery vs what fsync promised")
-    # both recovered the same log: only times stamped by recovery may differ
-    assert_same(recovered, fman_crashed, "f2fs-fuse's recovery vs the kernel's",
-                ignore=("mtime",))
-
-    fsutil.fsck_check(image)
-    fman, rdiffs = fuse_view(f2fs_fuse, image, tmp_path / "mnt2", ranges)
+    fsutil.fsck_check(by_kernel)
+    fman, rdiffs = fuse_view(f2fs_fuse, by_kernel, tmp_path / "mnt-k", ranges)
     assert_same(recovered, fman, "f2fs-fuse vs the kernel after the kernel's recovery")
     assert not rdiffs, "large files differ:\n  " + "\n  ".join(rdiffs)
+
+    # f2fs-fuse's recovery on a read-write mount, read back by the kernel
+    with fsutil.mounted(f2fs_fuse, by_fuse, tmp_path / "mnt-rw", ("rw",)) as m:
+        w = M.walk(m.path)
+        assert w.errors == []
+    fuse_recovered = w.manifest
+    assert_same(guaranteed, fuse_recovered, "f2fs-fuse's recovery vs what fsync promised")
+    # both replayed the same log: only times stamped by recovery may differ
+    assert_same(recovered, fuse_recovered, "f2fs-fuse's recovery vs the kernel's",
+                ignore=("mtime",))
+    fsutil.fsck_check(by_fuse)
+    text, r3 = G.kernel_mount_and_manifest(by_fuse)
+    assert_guest_ok(r3, "kernel mount of the image f2fs-fuse recovered")
+    assert_same(M.parse_text(text), fuse_recovered,
+                "the kernel vs f2fs-fuse on the image f2fs-fuse recovered")
 
 
 # ---------------------------------------------------------------- the harness itself

@@ -23,3 +23,17 @@ kumount() {
 kmanifest() {
 	python3 -m ktest_guest manifest "$MNT" --ranges "$KTEST_OUT/$1.ranges" >"$KTEST_OUT/$1"
 }
+
+# kcrash: stop the machine the way a power cut would, without syncing or
+# unmounting anything; $KTEST_OUT (with rc 0 and the kernel log) is saved
+# to the output disk first.  Nothing after it runs.
+kcrash() {
+	echo 0 >"$KTEST_OUT/rc"
+	dmesg >"$KTEST_OUT/dmesg"
+	(cd "$KTEST_OUT" && tar -cf "$KTEST_OUTDEV" .) && blockdev --flushbufs "$KTEST_OUTDEV"
+	echo "KTEST-RESULT: ok" >/dev/console
+	echo "KTEST-OUT-WRITTEN" >/dev/console
+	echo "KTEST-CRASH" >/dev/console
+	poweroff -f -n
+	sleep 10
+}

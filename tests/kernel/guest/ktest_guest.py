@@ -8,6 +8,9 @@
         compressed files, one +c directory per algorithm
     compressed DIR
         the files under DIR that have the compression flag
+    fsync-round DIR [--seed N]
+        changes made durable with fsync/fdatasync (and some that are not);
+        prints the partial manifest of what fsync guarantees
     more DIR [--seed N]
         a second round of changes on a tree (any tree): appends, overwrites,
         truncates, new and removed entries, renames, hard links, xattr
@@ -576,6 +579,73 @@ def range_digest(path, off, length):
     return h.hexdigest()
 
 
+def fsync_round(root, seed=5):
+    """Changes after the last checkpoint, each made durable with fsync or
+    fdatasync, plus some that are not.  Returns the partial manifest
+    text of what fsync guarantees (other fields `*`)."""
+    import manifest
+    rng = random.Random(seed)
+    top = os.path.join(root, "fsynced")
+    os.mkdir(top)
+    fd = os.open(top, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    promised = []
+
+    def durable(path, sync=os.fsync):
+        fd = os.open(path, os.O_RDWR)
+        try:
+            sync(fd)
+        finally:
+            os.close(fd)
+        promised.append(path)
+
+    # a new file in a new directory: its fsync makes a checkpoint (the
+    # parent was never checkpointed), so it comes first, and a sync
+    # checkpoints the new directories before the changes that only
+    # roll-forward recovery brings back
+    sub = os.path.join(top, "newdir")
+    os.mkdir(sub)
+    p = os.path.join(sub, "inner")
+    write_file(p, _data(rng, 12345))
+    durable(p)
+    os.sync()
+    for i, size in enumerate((0, 100, 3452, 3453, 5000, 70000, 3 * MiB + 1)):
+        p = os.path.join(top, "new%d" % i)
+        write_file(p, _data(rng, size))
+        durable(p)
+    # existing, checkpointed files: append, overwrite, truncate
+    existing = sorted(os.path.join(d, n) for d, _, fs in os.walk(root) for n in fs
+                      if not d.startswith(top) and
+                      stat.S_ISREG(os.lstat(os.path.join(d, n)).st_mode) and
+                      0 < os.lstat(os.path.join(d, n)).st_size < 8 * MiB and
+                      os.lstat(os.path.join(d, n)).st_nlink == 1)
+    rng.shuffle(existing)
+    for p in existing[:4]:
+        with open(p, "ab") as f:
+            f.write(_data(rng, rng.choice((10, 5000, 300000))))
+        durable(p)
+    for p in existing[4:8]:
+        size = os.path.getsize(p)
+        write_at(p, {rng.randrange(size): _data(rng, rng.choice((1, 4096, 10000)))})
+        durable(p, os.fdatasync)
+    for p in existing[8:11]:
+        os.truncate(p, os.path.getsize(p) // 3)
+        durable(p)
+    # and changes nobody asked to keep
+    write_file(os.path.join(top, "unsynced"), _data(rng, 9000))
+    if len(existing) > 12:
+        with open(existing[12], "ab") as f:
+            f.write(b"unsynced tail")
+    lines = ["# options: partial", "#path\t" + "\t".join(manifest.FIELDS)]
+    for p in sorted(set(promised), key=lambda q: os.fsencode(q)):
+        e = manifest.entry_of(p)
+        e["nlink"] = e["mtime"] = e["xattrs"] = "*"
+        rel = manifest.escape(os.path.relpath(p, root))
+        lines.append("\t".join([rel] + [e[f] for f in manifest.FIELDS]))
+    return "\n".join(lines) + "\n"
+
+
 def cmd_manifest(args):
     """manifest DIR [--no-content] [--no-xattrs] [--ranges FILE]"""
     import manifest
@@ -628,6 +698,11 @@ def cmd_compressed(args):
     return 0
 
 
+def cmd_fsync_round(args):
+    sys.stdout.write(fsync_round(args[0], seed=_opt(args, "--seed", 5)))
+    return 0
+
+
 def cmd_more(args):
     for line in more(args[0], seed=_opt(args, "--seed", 2)):
         print(line)
@@ -644,6 +719,7 @@ def cmd_fsinfo(args):
 def main(argv):
     cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
             "populate-compressed": cmd_populate_compressed, "compressed": cmd_compressed,
+            "fsync-round": cmd_fsync_round,
             "fsinfo": cmd_fsinfo}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
