@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -426,6 +427,8 @@ static int cmd_add_key(int argc, char *argv[])
 	}
 	if (optind >= argc)
 		return fail("must specify at least one mountpoint");
+	/* No core dump while a key is in memory (copies on the stack included). */
+	setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
 	/* The key lives in a locked page that core dumps leave out. */
 	a = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (a == MAP_FAILED)
