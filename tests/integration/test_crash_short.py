@@ -23,10 +23,6 @@ def run_crash(args, binary, timeout=600):
 
 @pytest.mark.slow
 @pytest.mark.needs_binary
-@pytest.mark.xfail(reason="known bug: NAT entries lost at the checkpoint after an fsync-driven "
-                   "checkpoint (test_fsx_short.py::test_fsync_checkpoint_then_many_creates); "
-                   "shows here as orphan inodes free in the NAT and unmountable images",
-                   strict=False)
 def test_crash_random_kills(f2fs_fuse, tmp_path):
     args = ["--seed", "1", "--iterations", "8", "--fresh-every", "4",
             "--time-limit", "240", "--workdir", str(tmp_path)]
