@@ -88,6 +88,7 @@ ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint6
 /* Who is asking: owner of new inodes, setgid inheritance. */
 struct f2fs_cred {
 	uint32_t uid, gid;
+	uint32_t umask;			/* applied unless a default ACL governs the mode */
 	const uint32_t *groups;		/* supplementary groups */
 	int ngroups;
 };

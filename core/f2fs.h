@@ -264,6 +264,10 @@ int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *nam
 		   const void *value, size_t size, int flags);
 int f2fs_xattr_set_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, const char *name,
 		       const void *value, size_t size, int flags);
+/* POSIX ACL upkeep: chmod rewrites the access ACL; new inodes inherit default ACLs. */
+int f2fs_acl_chmod(struct f2fs_sb *sb, struct f2fs_inode *inode);
+int f2fs_acl_inherit(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode);
+bool f2fs_has_default_acl(struct f2fs_sb *sb, struct f2fs_inode *dir);
 /* Roll-forward: the inode's xattr node becomes the fsync()ed copy. */
 int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 /* Raw access by index, for the encryption context (index 9, name "c"). */

@@ -152,8 +152,12 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 			f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 		}
 	}
-	if (sa->valid & F2FS_SET_MODE)
+	if (sa->valid & F2FS_SET_MODE) {
 		inode->mode = (uint16_t)((inode->mode & S_IFMT) | (sa->mode & 07777));
+		err = f2fs_acl_chmod(sb, inode);
+		if (err)
+			goto out;
+	}
 	if (sa->valid & F2FS_SET_UID)
 		inode->uid = sa->uid;
 	if (sa->valid & F2FS_SET_GID)

@@ -231,6 +231,9 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 		goto out_dir;
 	}
 	init_owner(dir, &mode, cred, &uid, &gid);
+	/* posix_acl_create: a default ACL replaces the umask */
+	if (!f2fs_has_default_acl(sb, dir) && !S_ISLNK(mode))
+		mode &= ~(cred->umask & 0777);
 	if (f2fs_is_encrypted(dir)) {
 		/* names in it need its key: fail before allocating anything */
 		const struct fscrypt_inode_info *dci;
@@ -243,6 +246,8 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	if (err)
 		goto out_dir;
 	err = f2fs_crypt_inherit(sb, dir, inode);
+	if (!err)
+		err = f2fs_acl_inherit(sb, dir, inode);
 	if (err) {
 		inode->links = 0;
 		f2fs_evict_inode(sb, inode);

@@ -745,3 +745,191 @@ int f2fs_xattr_set_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, 
 {
 	return set_raw(sb, inode, index, name, value, size, flags);
 }
+
+/* ======================= ACL upkeep (posix_acl_chmod, posix_acl_create) ======================= */
+
+/* Read an inode's ACL of `index` in f2fs's disk format; 0 bytes if none. */
+static ssize_t get_disk_acl(struct f2fs_sb *sb, struct f2fs_inode *inode, int index,
+			    uint8_t **out)
+{
+	ssize_t n = f2fs_xattr_get_raw(sb, inode, index, "", 0, NULL, 0);
+	uint8_t *v;
+
+	*out = NULL;
+	if (n == -ENODATA)
+		return 0;
+	if (n <= 0)
+		return n;
+	v = malloc((size_t)n);
+	if (!v)
+		return -ENOMEM;
+	n = f2fs_xattr_get_raw(sb, inode, index, "", 0, v, (size_t)n);
+	if (n < 0 || (size_t)n < ACL_HDR_SIZE || get_le32(v) != F2FS_ACL_VERSION) {
+		free(v);
+		return n < 0 ? n : -EINVAL;
+	}
+	*out = v;
+	return n;
+}
+
+/* Walk disk-format entries: calls fn(entry, tag) for each; -EINVAL if malformed. */
+static int acl_walk(uint8_t *v, size_t n, void (*fn)(uint8_t *e, uint16_t tag, void *arg),
+		    void *arg)
+{
+	size_t o = ACL_HDR_SIZE;
+
+	while (o < n) {
+		uint16_t tag;
+
+		if (o + ACL_SHORT_SIZE > n)
+			return -EINVAL;
+		tag = get_le16(v + o);
+		if ((tag == ACL_USER || tag == ACL_GROUP) && o + ACL_LONG_SIZE > n)
+			return -EINVAL;
+		fn(v + o, tag, arg);
+		o += (tag == ACL_USER || tag == ACL_GROUP) ? ACL_LONG_SIZE : ACL_SHORT_SIZE;
+	}
+	return 0;
+}
+
+static void chmod_entry(uint8_t *e, uint16_t tag, void *arg)
+{
+	const uint32_t *mode = arg;
+
+	switch (tag) {
+	case ACL_USER_OBJ: put_le16(e + 2, (uint16_t)((*mode >> 6) & 7)); break;
+	case ACL_MASK: put_le16(e + 2, (uint16_t)((*mode >> 3) & 7)); break;
+	case ACL_OTHER: put_le16(e + 2, (uint16_t)(*mode & 7)); break;
+	default: break;
+	}
+}
+
+static void has_mask_entry(uint8_t *e, uint16_t tag, void *arg)
+{
+	if (tag == ACL_MASK)
+		*(bool *)arg = true;
+}
+
+static void chmod_group_obj(uint8_t *e, uint16_t tag, void *arg)
+{
+	if (tag == ACL_GROUP_OBJ)
+		put_le16(e + 2, (uint16_t)((*(const uint32_t *)arg >> 3) & 7));
+}
+
+/* posix_acl_chmod: a new mode rewrites the owner, mask (or group) and other entries. */
+int f2fs_acl_chmod(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	uint32_t mode = inode->mode;
+	bool has_mask = false;
+	uint8_t *v;
+	ssize_t n;
+	int err;
+
+	if (S_ISLNK(inode->mode))
+		return 0;
+	n = get_disk_acl(sb, inode, F2FS_XATTR_INDEX_POSIX_ACL_ACCESS, &v);
+	if (n <= 0)
+		return (int)n;
+	err = acl_walk(v, (size_t)n, has_mask_entry, &has_mask);
+	if (!err)
+		err = acl_walk(v, (size_t)n, chmod_entry, &mode);
+	if (!err && !has_mask)
+		err = acl_walk(v, (size_t)n, chmod_group_obj, &mode);
+	if (!err)
+		err = set_raw(sb, inode, F2FS_XATTR_INDEX_POSIX_ACL_ACCESS, "", v, (size_t)n, 0);
+	free(v);
+	return err;
+}
+
+struct masq {
+	uint32_t mode;
+	uint8_t *group_obj, *mask;
+	bool extended;		/* named users or groups: not expressible as a mode */
+};
+
+static void masq_entry(uint8_t *e, uint16_t tag, void *arg)
+{
+	struct masq *m = arg;
+	uint16_t perm = get_le16(e + 2);
+
+	switch (tag) {
+	case ACL_USER_OBJ:
+		perm &= (m->mode >> 6) & 7;
+		put_le16(e + 2, perm);
+		m->mode = (m->mode & ~0700u) | ((uint32_t)perm << 6);
+		break;
+	case ACL_USER: case ACL_GROUP:
+		m->extended = true;
+		break;
+	case ACL_GROUP_OBJ:
+		m->group_obj = e;
+		break;
+	case ACL_OTHER:
+		perm &= m->mode & 7;
+		put_le16(e + 2, perm);
+		m->mode = (m->mode & ~07u) | perm;
+		break;
+	case ACL_MASK:
+		m->mask = e;
+		m->extended = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * posix_acl_create: a new inode in a directory with a default ACL gets it
+ * as its access ACL, masked by the requested mode (which it also
+ * narrows), and a new directory inherits the default ACL itself.
+ */
+int f2fs_acl_inherit(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode)
+{
+	uint8_t *v = NULL, *def = NULL;
+	struct masq m = { .mode = inode->mode };
+	ssize_t n;
+	int err;
+
+	if (S_ISLNK(inode->mode))
+		return 0;
+	n = get_disk_acl(sb, dir, F2FS_XATTR_INDEX_POSIX_ACL_DEFAULT, &v);
+	if (n <= ACL_HDR_SIZE) {
+		free(v);
+		return n < 0 ? (int)n : 0;
+	}
+	if (S_ISDIR(inode->mode)) {
+		def = malloc((size_t)n);
+		if (!def) {
+			free(v);
+			return -ENOMEM;
+		}
+		memcpy(def, v, (size_t)n);
+	}
+	err = acl_walk(v, (size_t)n, masq_entry, &m);
+	if (!err) {
+		uint8_t *g = m.mask ? m.mask : m.group_obj;
+
+		if (g) {
+			uint16_t perm = get_le16(g + 2) & ((m.mode >> 3) & 7);
+
+			put_le16(g + 2, perm);
+			m.mode = (m.mode & ~070u) | ((uint32_t)perm << 3);
+		}
+		inode->mode = (uint16_t)m.mode;
+		if (m.extended)
+			err = set_raw(sb, inode, F2FS_XATTR_INDEX_POSIX_ACL_ACCESS, "", v, (size_t)n, 0);
+	}
+	if (!err && def)
+		err = set_raw(sb, inode, F2FS_XATTR_INDEX_POSIX_ACL_DEFAULT, "", def, (size_t)n, 0);
+	free(v);
+	free(def);
+	if (!err)
+		err = f2fs_mark_inode_dirty(sb, inode);
+	return err;
+}
+
+bool f2fs_has_default_acl(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	return f2fs_xattr_get_raw(sb, dir, F2FS_XATTR_INDEX_POSIX_ACL_DEFAULT, "", 0, NULL, 0) >
+	       (ssize_t)ACL_HDR_SIZE;
+}

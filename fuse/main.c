@@ -489,11 +489,10 @@ static int run(int argc, char *argv[])
 	/*
 	 * The kernel enforces the on-disk ACLs unless uid=, gid= or umask=
 	 * change what is shown: the ACLs would then contradict the modes.
-	 * A writable mount does not enforce them either: with FUSE_CAP_POSIX_ACL
-	 * the file system must apply default ACLs to new inodes and keep the
-	 * access ACL in step with chmod, which the core does not do.
+	 * With FUSE_CAP_POSIX_ACL the core applies default ACLs to new inodes
+	 * and keeps the access ACL in step with chmod.
 	 */
-	fs.posix_acl = c.ro && !fs.force_uid && !fs.force_gid && !fs.umask;
+	fs.posix_acl = !fs.force_uid && !fs.force_gid && !fs.umask;
 	/* A writable mount has replayed it by now. */
 	if (f2fs_recovery_pending(fs.sb))
 		fprintf(stderr, PROG ": %s: warning: data fsync()ed after the last checkpoint "

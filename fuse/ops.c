@@ -153,8 +153,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 */
 	conn->want &= ~(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC |
 			FUSE_CAP_WRITEBACK_CACHE);
+	/* With ACLs the umask comes with each create: it does not apply under a
+	 * default ACL, which the core decides (posix_acl_create). */
 	if (fs->posix_acl)
-		want |= FUSE_CAP_POSIX_ACL;
+		want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 	/* Asking for anything the kernel lacks makes libfuse abort the mount. */
 	conn->want |= want & conn->capable;
 	fs->posix_acl = (conn->want & FUSE_CAP_POSIX_ACL) != 0;
@@ -572,6 +574,7 @@ static void get_cred(fuse_req_t req, uint32_t mode, struct req_cred *rc)
 	memset(rc, 0, sizeof(*rc));
 	rc->cred.uid = ctx->uid;
 	rc->cred.gid = ctx->gid;
+	rc->cred.umask = ctx->umask;	/* 0 unless FUSE_CAP_DONT_MASK is in effect */
 	if (!(mode & S_ISGID))
 		return;
 	n = fuse_req_getgroups(req, 0, NULL);
