@@ -65,7 +65,15 @@ struct f2fs_fuse {
 
 	/* Keys, policies and the control socket (keyctl.c). */
 	struct f2fs_keyctl *keyctl;
+
+	/* Absolute mount point and the read-ahead window to set (bdi.c), KiB. */
+	char *mountpoint;
+	unsigned int read_ahead_kb;
 };
+
+#define PATH_MAX_LEN 4096
+/* Set this mount's bdi read-ahead (Linux sysfs; needs root). */
+int f2fs_fuse_set_readahead(const char *mountpoint, unsigned int kb);
 
 extern const struct fuse_lowlevel_ops f2fs_fuse_ops;
 

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
@@ -31,6 +32,8 @@ struct cli {
 	bool have_fsname, have_subtype;
 	size_t cache_size;
 	unsigned int checkpoint_interval;
+	unsigned int read_ahead_kb;
+	bool have_read_ahead;
 };
 
 enum {
@@ -45,6 +48,7 @@ enum {
 	KEY_CACHE_SIZE,
 	KEY_NORECOVERY,
 	KEY_CHECKPOINT_INTERVAL,
+	KEY_READ_AHEAD,
 	KEY_FSYNC_CHECKPOINT,
 	KEY_IO_STATS,
 	KEY_KEY_FILE,
@@ -65,6 +69,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
 	FUSE_OPT_KEY("norecovery", KEY_NORECOVERY),
 	FUSE_OPT_KEY("checkpoint_interval=", KEY_CHECKPOINT_INTERVAL),
+	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD),
 	FUSE_OPT_KEY("fsync_checkpoint", KEY_FSYNC_CHECKPOINT),
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
 	FUSE_OPT_KEY("key_file=", KEY_KEY_FILE),
@@ -222,6 +227,13 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			return bad_value(arg);
 		c->checkpoint_interval = (unsigned int)v;
 		return 0;
+	case KEY_READ_AHEAD:
+		/* the kernel's max_pages limit (256 pages) caps a request anyway */
+		if (parse_ulong(opt_value(arg), 10, 1024, &v))
+			return bad_value(arg);
+		c->read_ahead_kb = (unsigned int)v;
+		c->have_read_ahead = true;
+		return 0;
 	case KEY_FSYNC_CHECKPOINT:
 		c->fsync_checkpoint = true;
 		return 0;
@@ -263,6 +275,9 @@ static void help(void)
 	       "                           checkpoint (read-only mounts only)\n"
 	       "    -o checkpoint_interval=N  seconds between periodic checkpoints while\n"
 	       "                           changes are pending (default: 60)\n"
+	       "    -o read_ahead_kb=N     this mount's read-ahead window, up to 1024 KiB\n"
+	       "                           (default: 1024 when run as root; 0 leaves the\n"
+	       "                           kernel's 128)\n"
 	       "    -o fsync_checkpoint    every fsync() commits a checkpoint instead of\n"
 	       "                           logging the file for roll-forward recovery\n"
 	       "    -o io_stats            print the image I/O counts by request size at\n"
@@ -486,6 +501,9 @@ static int run(int argc, char *argv[])
 		goto out;
 	}
 	fs.root_ino = f2fs_root_ino(fs.sb);
+	/* resolved now: daemonizing moves to "/" */
+	fs.mountpoint = realpath(fopts.mountpoint, NULL);
+	fs.read_ahead_kb = c.have_read_ahead ? c.read_ahead_kb : geteuid() == 0 ? 1024 : 0;
 	/*
 	 * The kernel enforces the on-disk ACLs unless uid=, gid= or umask=
 	 * change what is shown: the ACLs would then contradict the modes.
@@ -556,6 +574,7 @@ out:
 		fuse_session_destroy(se);
 	free(fsname);
 	free(fopts.mountpoint);
+	free(fs.mountpoint);
 	fuse_opt_free_args(&args);
 	if (atomic_load(&fs.use_syslog))
 		closelog();

@@ -161,8 +161,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want |= want & conn->capable;
 	fs->posix_acl = (conn->want & FUSE_CAP_POSIX_ACL) != 0;
 
-	/* The kernel caps this at its own read-ahead window. */
+	/* The kernel caps this at its own read-ahead window (see bdi.c). */
 	conn->max_readahead = F2FS_FUSE_READAHEAD;
+	if (fs->read_ahead_kb && fs->mountpoint) {
+		int err = f2fs_fuse_set_readahead(fs->mountpoint, fs->read_ahead_kb);
+
+		f2fs_fuse_log(fs, F2FS_LOG_DEBUG, "read-ahead %u KiB: %s", fs->read_ahead_kb,
+			      err ? strerror(-err) : "set");
+	}
 	/* libfuse lowers this to its buffer size (and sets max_pages to match). */
 	conn->max_write = F2FS_FUSE_MAX_WRITE;
 
