@@ -75,6 +75,9 @@ static const struct {
 	{ MODE_AES_256_HCTR2, "AES-256-HCTR2", false, true },
 };
 
+/* Not an errno: a socket served by neither root nor the caller. */
+#define ERR_UNTRUSTED 100000
+
 /* Global: how to reach the daemon. */
 static bool force_socket;
 static const char *socket_path;
@@ -150,6 +153,9 @@ static const char *errmsg(int err)
 		return "the directory is not empty";
 	case ENODATA:
 		return "file or directory not encrypted";
+	case ERR_UNTRUSTED:
+		return "the control socket found belongs to another user (use --socket=PATH "
+		       "if that is intended)";
 	default:
 		return strerror(err);
 	}
@@ -234,6 +240,25 @@ static int mount_root(const char *path, char *out, size_t outlen)
 	return 0;
 }
 
+static bool trusted_peer(int fd)
+{
+	uid_t uid;
+#ifdef SO_PEERCRED
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) || len != sizeof(cr))
+		return false;
+	uid = cr.uid;
+#else
+	gid_t gid;
+
+	if (getpeereid(fd, &uid, &gid))
+		return false;
+#endif
+	return uid == 0 || uid == geteuid();
+}
+
 /* Try each place a daemon may have put its socket (keyctl_proto.h). */
 static int connect_socket(const char *path)
 {
@@ -268,8 +293,17 @@ static int connect_socket(const char *path)
 		if (fd < 0)
 			return -errno;
 		strcpy(sa.sun_path, cand[i]);
-		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-			return fd;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+			/*
+			 * A key goes only to a daemon of root or of this user: in
+			 * /tmp anybody could have made the directory first.
+			 */
+			if (socket_path || trusted_peer(fd))
+				return fd;
+			close(fd);
+			last = ERR_UNTRUSTED;
+			continue;
+		}
 		/* A socket that exists but refuses us says more than one that is missing. */
 		if (errno != ENOENT || last == ENOENT)
 			last = errno;
