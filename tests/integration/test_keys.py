@@ -558,3 +558,68 @@ def test_kernel_key_status_and_remove_ioctls(mount, fixture_image, fixtures_dir,
         finally:
             os.close(fd)
         assert_locked(m, fixtures_dir)
+
+
+def _fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for c in data:
+        h = ((h ^ c) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def _mount_root(path):
+    path = os.path.realpath(path)
+    dev = os.stat(path).st_dev
+    while path != "/" and os.stat(os.path.dirname(path)).st_dev == dev:
+        path = os.path.dirname(path)
+    return path
+
+
+@pytest.mark.skipif(not _can_switch_user(), reason="needs root and setpriv")
+def test_socket_of_another_user_is_not_trusted(fusectl, key_file, public_dir):
+    """A listener in /tmp/f2fs-fuse-UID made by someone else gets no key."""
+    import time
+
+    nobody = 65534
+    sock_dir = "/tmp/f2fs-fuse-%d" % os.geteuid()
+    if os.path.exists(sock_dir):
+        pytest.skip("%s exists" % sock_dir)
+    target = os.path.join(public_dir, "not-a-mount")
+    os.mkdir(target)
+    root = _mount_root(target)
+    if os.path.exists("/run/f2fs-fuse/%016x.sock" % _fnv1a64(os.fsencode(root))):
+        pytest.skip("a daemon serves %s" % root)
+    sock = os.path.join(sock_dir, "%016x.sock" % _fnv1a64(os.fsencode(root)))
+    ready = os.path.join(public_dir, "ready")
+    os.chmod(public_dir, 0o777)
+    server = subprocess.Popen(
+        ["setpriv", "--reuid=%d" % nobody, "--regid=%d" % nobody, "--clear-groups",
+         "/usr/bin/python3", "-c",
+         "import os, socket, sys\n"
+         "os.mkdir(sys.argv[1], 0o777)\n"
+         "s = socket.socket(socket.AF_UNIX)\n"
+         "s.bind(sys.argv[2]); os.chmod(sys.argv[2], 0o777); s.listen(1)\n"
+         "open(sys.argv[3], 'w').close()\n"
+         "s.settimeout(5)\n"
+         "try:\n"
+         "    c, _ = s.accept(); print(len(c.recv(4096)))\n"
+         "except OSError:\n"
+         "    print('none')\n",
+         sock_dir, sock, ready], stdout=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            if os.path.exists(ready):
+                break
+            time.sleep(0.05)
+        assert os.path.exists(ready)
+        env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+        r = subprocess.run([fusectl, "add_key", target], input=key_bytes(key_file),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, env=env)
+        assert r.returncode != 0
+        assert b"belongs to another user" in r.stderr, r.stderr
+        out = server.communicate(timeout=30)[0]
+    finally:
+        server.kill()
+        shutil.rmtree(sock_dir, ignore_errors=True)
+    # connected, then dropped before a byte was sent
+    assert out.strip() in (b"0", b"none"), out
