@@ -317,8 +317,10 @@ def populate(root, seed=1, big=False):
 
     t.section("random")
     # mtimes: everything gets one, some get the special values
+    # (in sorted order: the same seed gives the same times on any filesystem)
     for dirpath, dirnames, filenames in os.walk(root):
-        for n in dirnames + filenames:
+        dirnames.sort()
+        for n in dirnames + sorted(filenames):
             path = os.path.join(dirpath, n)
             if rng.random() < 0.3:
                 t.stamp(path, rng.choice(MTIMES))
