@@ -60,8 +60,8 @@ struct f2fs_keyctl {
 	struct f2fs_fuse *fs;
 	struct fuse_session *se;
 	char *mountpoint;
-	bool live;			/* FUSE_INIT done: the kernel may hold inodes */
-	bool hardened;
+	atomic_bool live;		/* FUSE_INIT done: the kernel may hold inodes */
+	atomic_bool hardened;
 
 	struct locked_key *pending;	/* key_file= keys until the mount */
 	size_t npending;
@@ -96,9 +96,8 @@ static void harden(struct f2fs_keyctl *kc)
 {
 	struct rlimit rl = { 0, 0 };
 
-	if (kc->hardened)
+	if (atomic_exchange(&kc->hardened, true))
 		return;
-	kc->hardened = true;
 	if (setrlimit(RLIMIT_CORE, &rl))
 		f2fs_fuse_log(kc->fs, F2FS_LOG_WARN, "cannot disable core dumps: %s",
 			      strerror(errno));
@@ -145,6 +144,8 @@ int f2fs_keyctl_new(struct f2fs_fuse *fs)
 	if (!kc)
 		return -ENOMEM;
 	kc->fs = fs;
+	atomic_init(&kc->live, false);
+	atomic_init(&kc->hardened, false);
 	kc->listen_fd = -1;
 	kc->stop_pipe[0] = kc->stop_pipe[1] = -1;
 	kc->nbuckets = 256;
@@ -520,7 +521,7 @@ static void collect(struct f2fs_keyctl *kc, const uint8_t id[16], struct inval *
 	size_t n;
 
 	memset(iv, 0, sizeof(*iv));
-	if (!kc->live || !kc->se)
+	if (!atomic_load(&kc->live) || !kc->se)
 		return;
 	all = known_inos(kc, &n);
 	if (!all) {
@@ -1107,7 +1108,7 @@ void f2fs_keyctl_start(struct f2fs_fuse *fs)
 
 	if (!kc)
 		return;
-	kc->live = true;
+	atomic_store(&kc->live, true);
 	if (kc->no_socket || !kc->mountpoint)
 		return;
 	if (kc->sock_path) {
@@ -1181,7 +1182,7 @@ void f2fs_keyctl_stop(struct f2fs_fuse *fs)
 
 	if (!kc)
 		return;
-	kc->live = false;
+	atomic_store(&kc->live, false);
 	if (kc->thread_running) {
 		(void)!write(kc->stop_pipe[1], "x", 1);
 		pthread_join(kc->thread, NULL);
