@@ -366,7 +366,8 @@ int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t
 		for (struct f2fs_nat_cache_entry *e = nm->hash[i]; e; e = e->hnext)
 			if (e->dirty)
 				list[nr++] = e;
-	qsort(list, nr, sizeof(*list), cmp_entry);
+	if (nr)
+		qsort(list, nr, sizeof(*list), cmp_entry);
 
 	for (uint32_t i = 0; i < nr; i++) {
 		bool in_j = false;
@@ -439,7 +440,8 @@ int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t
 				list[nr++] = e;
 			}
 		}
-		qsort(list, nr, sizeof(*list), cmp_entry);
+		if (nr)
+			qsort(list, nr, sizeof(*list), cmp_entry);
 		put_le16(j, 0);
 		while (i < nr) {
 			uint32_t b = list[i]->nid / NAT_ENTRY_PER_BLOCK;
