@@ -392,10 +392,15 @@ class Runner:
                               % (what, m.returncode, (", " + rep) if rep else "", out[-3000:]))
 
     def crash(self, m):
-        """SIGKILL the daemon and lazily unmount its dead mount."""
+        """SIGKILL the daemon and lazily unmount its dead mount; a sanitizer
+        report it printed before is a failure."""
         m._kill()
         if fsutil.is_fuse_mount(self.mnt):
             fsutil.run(["fusermount3", "-u", "-z", self.mnt], timeout=30)
+        rep = fsutil.sanitizer_report(m.stderr())
+        if rep:
+            raise fsx.Failure("the daemon reported before the kill: %s\n%s"
+                              % (rep, m.stderr()[-3000:]))
 
     def fresh_image(self, n):
         feats = self.a.features
