@@ -43,7 +43,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 LIBCORE    := $(BUILD)/libf2fscore.a
 
-.PHONY: all clean deps demo test test-unit test-integration asan fuzz bench install \
+.PHONY: all clean deps demo test test-unit test-integration test-kernel asan fuzz bench install \
         check-format umount-demo
 
 all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
@@ -90,7 +90,7 @@ umount-demo:
 
 # ---- tests ----
 test: deps all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory test-unit test-integration
+	@$(MAKE) --no-print-directory test-unit test-integration test-kernel
 
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
