@@ -149,8 +149,9 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 			err = f2fs_truncate(sb, inode, sa->size);
 			if (err)
 				goto out;
-			f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 		}
+		/* f2fs_setattr: a size change, even to the same size, is a modification */
+		f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 	}
 	if (sa->valid & F2FS_SET_MODE) {
 		inode->mode = (uint16_t)((inode->mode & S_IFMT) | (sa->mode & 07777));
