@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make a small f2fs image (demo.img) with a few sample files and mount it
-# read-only at ./mnt with the f2fs-fuse binary given as the only argument.
+# read-write at ./mnt with the f2fs-fuse binary given as the only argument.
 # Run again at will: an existing mount at ./mnt is unmounted first.
 set -euo pipefail
 
@@ -38,7 +38,7 @@ trap 'rm -rf "$TREE"' EXIT
 mkdir -p "$TREE/docs" "$TREE/data/nested/deeper"
 cat > "$TREE/README.txt" <<'TXT'
 This is a demo f2fs image, created by mkfs.f2fs and filled by sload.f2fs,
-mounted read-only through f2fs-fuse.
+mounted read-write through f2fs-fuse.
 TXT
 echo "hello, f2fs" > "$TREE/hello.txt"
 printf 'line %d of a small text file\n' $(seq 1 200) > "$TREE/docs/notes.txt"
@@ -60,15 +60,15 @@ if ! out=$(fsck.f2fs --dry-run -f "$IMG" 2>&1) || grep -qE '\[Fail\]|\[FIX\]' <<
     exit 1
 fi
 
-# Mount read-only in the background (the daemon detaches once mounted).
-"$BIN" -o ro "$IMG" "$MNT"
+# Mount read-write in the background (the daemon detaches once mounted).
+"$BIN" "$IMG" "$MNT"
 for _ in $(seq 100); do is_mounted "$MNT" && break; sleep 0.1; done
 if ! is_mounted "$MNT"; then
     echo "demo: $BIN did not mount $IMG at ./$MNT" >&2
     exit 1
 fi
 
-echo "demo: $IMG is mounted read-only at ./$MNT"
+echo "demo: $IMG is mounted read-write at ./$MNT"
 echo
 ls -la "$MNT"
 echo
