@@ -381,6 +381,12 @@ static int enable_write(struct f2fs_sb *sb)
 		f2fs_err(sb, "the filesystem has the \"ro\" feature: mount it read-only");
 		return -EROFS;
 	}
+	if (f2fs_has_feature(sb, F2FS_FEATURE_QUOTA_INO) || f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA)) {
+		/* writes would leave the quota files behind the usage they count */
+		f2fs_err(sb, "superblock: quota files (features quota_ino/project_quota) are not "
+			 "maintained by this version: mount read-only");
+		return -EOPNOTSUPP;
+	}
 	if (sb->recovery_pending && sb->opts.norecovery) {
 		f2fs_err(sb, "norecovery needs a read-only mount: fsync()ed data would be lost");
 		return -EINVAL;
