@@ -22,6 +22,7 @@ typedef void (*f2fs_log_fn)(void *arg, enum f2fs_log_level lvl, const char *msg)
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
+	bool discard;		/* discard (or punch out of an image) freed segments */
 	bool norecovery;	/* do not roll forward fsync()ed data */
 	bool fsync_checkpoint;	/* every fsync commits a checkpoint (no roll-forward) */
 	unsigned int checkpoint_interval;	/* seconds; 0 = the default, 60 */

@@ -299,3 +299,12 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
 		st->write_hist[i] = atomic_load(&dev->write_hist[i]);
 	}
 }
+
+/* Discard blocks: BLKDISCARD on a device, a punched hole in an image file. */
+int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr)
+{
+	if (dev->fd < 0 || dev->readonly || !nr)
+		return 0;
+	return f2fs_plat_discard(dev->fd, dev->is_blkdev, (uint64_t)blkaddr * F2FS_BLKSIZE,
+				 (uint64_t)nr * F2FS_BLKSIZE);
+}

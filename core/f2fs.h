@@ -82,6 +82,7 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio);
 /* Convenience: read nr contiguous blocks into one buffer. */
 int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr);
 int f2fs_dev_flush(struct f2fs_dev *dev);
+int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr);
 void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
 /* Block-aligned allocation (usable with O_DIRECT); free with free(). */
 void *f2fs_alloc_blocks(size_t nr);
@@ -90,6 +91,7 @@ void *f2fs_alloc_blocks(size_t nr);
 int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
+int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len);
 
 /* ======================= block cache (cache.c) ======================= */
 
@@ -443,6 +445,7 @@ uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
 enum f2fs_gc_policy { F2FS_GC_GREEDY, F2FS_GC_COST_BENEFIT };
 int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_victims,
 		   uint32_t *freed);
+void f2fs_background_gc(struct f2fs_sb *sb);
 /* Checkpoint when free segments run low or dirty nodes pile up (no locks held). */
 void f2fs_balance_fs(struct f2fs_sb *sb);
 #define F2FS_MAX_DIRTY_NODES 16384	/* 64 MiB of dirty node blocks */

@@ -438,4 +438,5 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 		sb->last_cp_time = (uint64_t)ts.tv_sec;
 	else if (!dirty)
 		sb->last_cp_time = (uint64_t)ts.tv_sec;
+	f2fs_background_gc(sb);
 }

@@ -239,3 +239,26 @@ int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_
 		*freed = n;
 	return err;
 }
+
+/*
+ * Background cleaning (the kernel's gc thread, simplified): on a periodic
+ * upkeep call, when fewer than a fifth of the sections are free, clean one
+ * cost-benefit victim so foreground writes find free sections waiting.
+ */
+void f2fs_background_gc(struct f2fs_sb *sb)
+{
+	uint32_t free_segs, nsegs = sb->segment_count_main;
+
+	if (sb->opts.readonly || !sb->sm)
+		return;
+	pthread_mutex_lock(&sb->sm->lock);
+	free_segs = sb->sm->free_segments;
+	pthread_mutex_unlock(&sb->sm->lock);
+	if (free_segs * 5 >= nsegs)
+		return;
+	/* never wait behind busy writers: the upkeep thread must stay cheap */
+	if (pthread_rwlock_trywrlock(&sb->cp_rwsem))
+		return;
+	f2fs_gc_locked(sb, F2FS_GC_COST_BENEFIT, 1, NULL);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+}

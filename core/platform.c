@@ -17,6 +17,7 @@
 #endif
 
 #if defined(__linux__)
+#include <linux/falloc.h>
 #include <linux/fs.h>		/* BLKGETSIZE64 */
 #elif defined(__APPLE__)
 #include <sys/disk.h>		/* DKIOCGETBLOCKCOUNT, DKIOCGETBLOCKSIZE */
@@ -136,4 +137,19 @@ void f2fs_random_bytes(void *buf, size_t len)
 			close(fd);
 		}
 	}
+}
+
+int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len)
+{
+#if defined(__linux__)
+	if (is_blkdev) {
+		uint64_t range[2] = { off, len };
+
+		return ioctl(fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	}
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) < 0
+		       ? -errno : 0;
+#else
+	return -EOPNOTSUPP;
+#endif
 }

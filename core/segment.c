@@ -585,18 +585,38 @@ done:
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
 {
 	struct f2fs_sm_info *sm = sb->sm;
+	uint32_t run_start = 0, run_len = 0;
 
 	pthread_mutex_lock(&sm->lock);
 	sm->free_segments = 0;
 	for (uint32_t s = 0; s < sb->segment_count_main; s++) {
 		struct f2fs_seg_entry *se = &sm->sentries[s];
+		/* prefree until now: it held data at the last checkpoint or since */
+		bool freed = !se->valid_blocks && (se->ckpt_valid_blocks || se->written);
 
 		se->ckpt_valid_blocks = se->valid_blocks;
 		memcpy(se->ckpt_valid_map, se->cur_valid_map, SIT_VBLOCK_MAP_SIZE);
 		se->written = false;
 		if (seg_is_free(sb, s))
 			sm->free_segments++;
+		/* -o discard: tell the device, one call per run of freed segments */
+		if (sb->opts.discard && freed && seg_is_free(sb, s) && run_len &&
+		    run_start + run_len == s) {
+			run_len++;
+			continue;
+		}
+		if (run_len)
+			f2fs_dev_discard(sb->dev, f2fs_seg_start_blkaddr(sb, run_start),
+					 run_len << sb->log_blocks_per_seg);
+		run_len = 0;
+		if (sb->opts.discard && freed && seg_is_free(sb, s)) {
+			run_start = s;
+			run_len = 1;
+		}
 	}
+	if (run_len)
+		f2fs_dev_discard(sb->dev, f2fs_seg_start_blkaddr(sb, run_start),
+				 run_len << sb->log_blocks_per_seg);
 	pthread_mutex_unlock(&sm->lock);
 }
 

@@ -28,7 +28,7 @@ struct cli {
 	const char *image;
 	int nonopts;
 	bool ro;		/* rw is the default, as for mount(8) */
-	bool direct, norecovery, fsync_checkpoint, io_stats;
+	bool direct, discard, norecovery, fsync_checkpoint, io_stats;
 	bool have_fsname, have_subtype;
 	size_t cache_size;
 	unsigned int checkpoint_interval;
@@ -45,6 +45,7 @@ enum {
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 	KEY_DIRECT,
+	KEY_DISCARD,
 	KEY_CACHE_SIZE,
 	KEY_NORECOVERY,
 	KEY_CHECKPOINT_INTERVAL,
@@ -66,6 +67,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_KEY("direct", KEY_DIRECT),
+	FUSE_OPT_KEY("discard", KEY_DISCARD),
 	FUSE_OPT_KEY("cache_size=", KEY_CACHE_SIZE),
 	FUSE_OPT_KEY("norecovery", KEY_NORECOVERY),
 	FUSE_OPT_KEY("checkpoint_interval=", KEY_CHECKPOINT_INTERVAL),
@@ -214,6 +216,9 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_DIRECT:
 		c->direct = true;
 		return 0;
+	case KEY_DISCARD:
+		c->discard = true;
+		return 0;
 	case KEY_CACHE_SIZE:
 		if (parse_size(opt_value(arg), &c->cache_size))
 			return bad_value(arg);
@@ -270,6 +275,8 @@ static void help(void)
 	       "    -o umask=M             clear the octal permission bits M in every mode\n"
 	       "    -o fsname=NAME         source shown in /proc/mounts (default: the image path)\n"
 	       "    -o direct              open the image or device with O_DIRECT\n"
+	       "    -o discard             discard segments freed by a checkpoint (punch\n"
+	       "                           them out of an image file)\n"
 	       "    -o cache_size=N[K|M|G] bytes of metadata cache (default: %u MiB)\n"
 	       "    -o norecovery          do not roll forward data fsync()ed after the last\n"
 	       "                           checkpoint (read-only mounts only)\n"
@@ -488,6 +495,7 @@ static int run(int argc, char *argv[])
 	 */
 	mopts.readonly = c.ro;
 	mopts.direct = c.direct;
+	mopts.discard = c.discard;
 	mopts.norecovery = c.norecovery;
 	mopts.fsync_checkpoint = c.fsync_checkpoint;
 	mopts.checkpoint_interval = c.checkpoint_interval;

@@ -166,8 +166,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (fs->read_ahead_kb && fs->mountpoint) {
 		int err = f2fs_fuse_set_readahead(fs->mountpoint, fs->read_ahead_kb);
 
-		f2fs_fuse_log(fs, F2FS_LOG_DEBUG, "read-ahead %u KiB: %s", fs->read_ahead_kb,
-			      err ? strerror(-err) : "set");
+		/* not being root is the usual reason; the kernel's window still works */
+		if (err && fs->log_level >= F2FS_LOG_DEBUG)
+			f2fs_fuse_log(fs, F2FS_LOG_DEBUG, "read-ahead %u KiB not set: %s",
+				      fs->read_ahead_kb, strerror(-err));
 	}
 	/* libfuse lowers this to its buffer size (and sets max_pages to match). */
 	conn->max_write = F2FS_FUSE_MAX_WRITE;
