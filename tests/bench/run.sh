@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# f2fs-fuse benchmarks, side by side with a peer on the same disk in one run:
+# f2fs-fuse benchmarks, side by side with a peer on the same disk in one run.
 #
+# Reads (group "read"):
 #   1. sequential read of a large file through the mount vs a raw fio read of
 #      the same bytes in the image file (target: mount >= 80% of raw)
 #   2. 4 KiB random reads through the mount vs fuse2fs on an ext4 image
 #   3. metadata walk (find + stat) over many small files vs fuse2fs
 #   4. the sequential read of 1. on fuse2fs
+# Writes (group "write", tests/bench/writes.sh): sequential 1 MiB writes, the
+# 8-job O_SYNC "seed" job with f2fs-fuse's device write sizes, 4 KiB random
+# writes with fsync, create/stat/unlink of small files; peers fuse2fs and raw
+# fio on the scratch disk.
+# Encryption (group "crypto", tests/bench/crypto.sh): AES-256-XTS of the
+# crypto layer vs openssl speed; encrypted vs plain directory through the mount.
 #
 # Usage: tests/bench/run.sh /abs/path/to/f2fs-fuse   (what `make bench` runs)
 #
 # Environment:
 #   BENCH_DIR=DIR      scratch directory (default /var/tmp/f2fs-fuse-bench);
 #                      images are kept there and reused by later runs
-#   BENCH_QUICK=1      ~2 minute smoke run (256 MiB file, 5000 files, 5 s
-#                      random reads); prints results but leaves the doc alone
+#   BENCH_QUICK=1      short smoke run (smaller files, fewer files, shorter
+#                      time-based jobs); prints results but leaves the doc alone
 #   BENCH_RUNS=N       runs per measurement (default 3; the median is reported)
+#   BENCH_GROUPS=LIST  which groups to run (default "read write crypto"); a
+#                      run of fewer groups never writes the doc
 #   BENCH_DOC=FILE     where the full run writes its results
 #                      (default docs/benchmarks.md)
 #   BENCH_REBUILD=1    rebuild the images even if cached ones exist
@@ -33,6 +42,8 @@ BENCH_DIR=${BENCH_DIR:-/var/tmp/f2fs-fuse-bench}
 QUICK=${BENCH_QUICK:-0}
 RUNS=${BENCH_RUNS:-3}
 DOC=${BENCH_DOC:-$ROOT/docs/benchmarks.md}
+GROUPS_RUN=${BENCH_GROUPS:-read write crypto}
+want() { [[ " $GROUPS_RUN " == *" $1 "* ]]; }
 
 if [ "$QUICK" = 1 ]; then
     BIG_MB=256 NFILES=5000 RR_TIME=5
@@ -48,7 +59,7 @@ die() { log "error: $*"; exit 1; }
 
 [ -x "$BIN" ] || die "$BIN is not an executable (run make first)"
 for tool in fio mkfs.f2fs sload.f2fs fsck.f2fs mkfs.ext4 e2fsck fuse2fs fusermount3 \
-            find xargs stat python3; do
+            find xargs stat python3 cc openssl; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (run tests/install-deps.sh)"
 done
 
@@ -90,7 +101,8 @@ unmount() {
             fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
     fi
     if [ -n "$pid" ]; then
-        for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+        # A read-write daemon writes its final checkpoint after the unmount.
+        for i in $(seq 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
         kill -0 "$pid" 2>/dev/null && kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null || true
         unset "DAEMON[$mnt]"
@@ -108,14 +120,15 @@ trap cleanup EXIT
 trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT TERM
 
-# mount_fs f2fs|ext4 IMAGE MNT: mount in the foreground mode in the background,
+# mount_fs f2fs|ext4 IMAGE MNT: mount in the foreground mode in the background
+# (options: $MOUNT_OPTS, default ro),
 # so the daemon's pid is known and its messages land in $WORK/<kind>.log.
 mount_fs() {
     local kind=$1 img=$2 mnt=$3 pid i
     unmount "$mnt"
     case $kind in
-        f2fs) "$BIN" -f -o ro "$img" "$mnt" >>"$WORK/f2fs-fuse.log" 2>&1 & ;;
-        ext4) fuse2fs -f -o ro "$img" "$mnt" >>"$WORK/fuse2fs.log" 2>&1 & ;;
+        f2fs) "$BIN" -f -o "${MOUNT_OPTS:-ro}" "$img" "$mnt" >>"$WORK/f2fs-fuse.log" 2>&1 & ;;
+        ext4) fuse2fs -f -o "${MOUNT_OPTS:-ro}" "$img" "$mnt" >>"$WORK/fuse2fs.log" 2>&1 & ;;
     esac
     pid=$!
     DAEMON[$mnt]=$pid
@@ -193,36 +206,39 @@ BIG_EXT4=$IMGDIR/big-$LAYOUT-$BIG_MB.ext4
 BIG_OFF=$IMGDIR/big-$LAYOUT-$BIG_MB.offset
 SMALL_F2FS=$IMGDIR/small-$LAYOUT-$NFILES.f2fs
 SMALL_EXT4=$IMGDIR/small-$LAYOUT-$NFILES.ext4
-if [ "${BENCH_REBUILD:-0}" = 1 ]; then
-    rm -f "$BIG_F2FS" "$BIG_EXT4" "$BIG_OFF" "$SMALL_F2FS" "$SMALL_EXT4"
-fi
+if want read; then
+    if [ "${BENCH_REBUILD:-0}" = 1 ]; then
+        rm -f "$BIG_F2FS" "$BIG_EXT4" "$BIG_OFF" "$SMALL_F2FS" "$SMALL_EXT4"
+    fi
 
-if [ ! -s "$BIG_F2FS" ] || [ ! -s "$BIG_EXT4" ] || [ ! -s "$BIG_OFF" ]; then
-    log "building the ${BIG_MB} MiB file images"
-    rm -rf "$BENCH_DIR/tree-big"
-    mkdir -p "$BENCH_DIR/tree-big"
-    head -c "${BIG_MB}M" /dev/urandom >"$BENCH_DIR/tree-big/big.bin"
-    make_f2fs "$BENCH_DIR/tree-big" "$BIG_F2FS" $((BIG_MB * 5 / 4 + 256))
-    make_ext4 "$BENCH_DIR/tree-big" "$BIG_EXT4" $((BIG_MB * 5 / 4 + 256))
-    "${UTIL[@]}" locate "$BIG_F2FS" "$BENCH_DIR/tree-big/big.bin" >"$BIG_OFF"
-    rm -rf "$BENCH_DIR/tree-big"
+    if [ ! -s "$BIG_F2FS" ] || [ ! -s "$BIG_EXT4" ] || [ ! -s "$BIG_OFF" ]; then
+        log "building the ${BIG_MB} MiB file images"
+        rm -rf "$BENCH_DIR/tree-big"
+        mkdir -p "$BENCH_DIR/tree-big"
+        head -c "${BIG_MB}M" /dev/urandom >"$BENCH_DIR/tree-big/big.bin"
+        make_f2fs "$BENCH_DIR/tree-big" "$BIG_F2FS" $((BIG_MB * 5 / 4 + 256))
+        make_ext4 "$BENCH_DIR/tree-big" "$BIG_EXT4" $((BIG_MB * 5 / 4 + 256))
+        "${UTIL[@]}" locate "$BIG_F2FS" "$BENCH_DIR/tree-big/big.bin" >"$BIG_OFF"
+        rm -rf "$BENCH_DIR/tree-big"
+    fi
+    if [ ! -s "$SMALL_F2FS" ] || [ ! -s "$SMALL_EXT4" ]; then
+        log "building the $NFILES small file images"
+        rm -rf "$BENCH_DIR/tree-small"
+        mkdir -p "$BENCH_DIR/tree-small"
+        "${UTIL[@]}" small-tree "$BENCH_DIR/tree-small" "$NFILES"
+        make_f2fs "$BENCH_DIR/tree-small" "$SMALL_F2FS" 1024
+        make_ext4 "$BENCH_DIR/tree-small" "$SMALL_EXT4" 1024
+        rm -rf "$BENCH_DIR/tree-small"
+    fi
+    read -r RAW_OFF RAW_LEN <"$BIG_OFF"
+    [ "$RAW_OFF" -ge 0 ] || die "could not find the file's data in $BIG_F2FS (remove it to rebuild)"
 fi
-if [ ! -s "$SMALL_F2FS" ] || [ ! -s "$SMALL_EXT4" ]; then
-    log "building the $NFILES small file images"
-    rm -rf "$BENCH_DIR/tree-small"
-    mkdir -p "$BENCH_DIR/tree-small"
-    "${UTIL[@]}" small-tree "$BENCH_DIR/tree-small" "$NFILES"
-    make_f2fs "$BENCH_DIR/tree-small" "$SMALL_F2FS" 1024
-    make_ext4 "$BENCH_DIR/tree-small" "$SMALL_EXT4" 1024
-    rm -rf "$BENCH_DIR/tree-small"
-fi
-read -r RAW_OFF RAW_LEN <"$BIG_OFF"
-[ "$RAW_OFF" -ge 0 ] || die "could not find the file's data in $BIG_F2FS (remove it to rebuild)"
 
 # ----------------------------------------------------------- machine info ----
 
 info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 info quick "$QUICK"
+info groups "$GROUPS_RUN"
 info runs "$RUNS"
 info big_size "$( [ "$BIG_MB" -ge 1024 ] && echo "$((BIG_MB / 1024)) GiB" || echo "$BIG_MB MiB")"
 info nfiles "$NFILES"
@@ -273,23 +289,25 @@ if [ -n "${top:-}" ] && [ -r "/sys/block/$top/stat" ]; then DISK_STAT=/sys/block
 
 # ------------------------------------------------------------- commands ----
 
-SEQ_ARGS=(--rw=read --bs=1M --ioengine=psync --direct=0 --numjobs=1 --readonly
-          --invalidate=1)
-RR_ARGS=(--rw=randread --bs=4k --ioengine=psync --direct=1 --numjobs="$RR_JOBS"
-         --group_reporting --time_based --runtime="$RR_TIME" --readonly)
+if want read; then
+    SEQ_ARGS=(--rw=read --bs=1M --ioengine=psync --direct=0 --numjobs=1 --readonly
+              --invalidate=1)
+    RR_ARGS=(--rw=randread --bs=4k --ioengine=psync --direct=1 --numjobs="$RR_JOBS"
+             --group_reporting --time_based --runtime="$RR_TIME" --readonly)
 
-info cmd "# images: one ${BIG_MB} MiB random file; $NFILES files of 0-12 KiB in 500-file directories"
-info cmd "mkfs.f2fs -q -f -l bench IMG.f2fs && sload.f2fs -f TREE -P IMG.f2fs && fsck.f2fs --dry-run -f IMG.f2fs"
-info cmd "mkfs.ext4 -q -F -L bench -d TREE IMG.ext4 SIZE && e2fsck -fn IMG.ext4"
-info cmd "$BIN -f -o ro IMG.f2fs MNT        # f2fs-fuse"
-info cmd "fuse2fs -f -o ro IMG.ext4 MNT     # fuse2fs"
-info cmd "# 1, 4: sequential read; raw reads the image region holding the file's data ($RAW_LEN bytes at $RAW_OFF)"
-info cmd "fio --name=seq --filename=IMG.f2fs ${SEQ_ARGS[*]} --offset=$RAW_OFF --size=$RAW_LEN"
-info cmd "fio --name=seq --filename=MNT/big.bin ${SEQ_ARGS[*]}"
-info cmd "# 2: random reads (the backing image is read into the page cache first, so this measures the daemons, not the disk)"
-info cmd "cat IMG > /dev/null; fio --name=rr --filename=MNT/big.bin ${RR_ARGS[*]}"
-info cmd "# 3: metadata walk on a fresh mount"
-info cmd "find MNT -type f -print0 | xargs -0 stat > /dev/null"
+    info cmd "# images: one ${BIG_MB} MiB random file; $NFILES files of 0-12 KiB in 500-file directories"
+    info cmd "mkfs.f2fs -q -f -l bench IMG.f2fs && sload.f2fs -f TREE -P IMG.f2fs && fsck.f2fs --dry-run -f IMG.f2fs"
+    info cmd "mkfs.ext4 -q -F -L bench -d TREE IMG.ext4 SIZE && e2fsck -fn IMG.ext4"
+    info cmd "$BIN -f -o ro IMG.f2fs MNT        # f2fs-fuse"
+    info cmd "fuse2fs -f -o ro IMG.ext4 MNT     # fuse2fs"
+    info cmd "# 1, 4: sequential read; raw reads the image region holding the file's data ($RAW_LEN bytes at $RAW_OFF)"
+    info cmd "fio --name=seq --filename=IMG.f2fs ${SEQ_ARGS[*]} --offset=$RAW_OFF --size=$RAW_LEN"
+    info cmd "fio --name=seq --filename=MNT/big.bin ${SEQ_ARGS[*]}"
+    info cmd "# 2: random reads (the backing image is read into the page cache first, so this measures the daemons, not the disk)"
+    info cmd "cat IMG > /dev/null; fio --name=rr --filename=MNT/big.bin ${RR_ARGS[*]}"
+    info cmd "# 3: metadata walk on a fresh mount"
+    info cmd "find MNT -type f -print0 | xargs -0 stat > /dev/null"
+fi
 
 # ----------------------------------------------------------- measurements ----
 
@@ -351,137 +369,143 @@ seq_mounted() {
     unmount "$mnt"
 }
 
-log "sequential reads: $RUNS x (raw, f2fs-fuse, fuse2fs)"
-for r in $(seq "$RUNS"); do
-    seq_run seq_raw "$BIG_F2FS" --offset="$RAW_OFF" --size="$RAW_LEN"
-    seq_mounted seq_f2fs f2fs "$BIG_F2FS" "$MNT_A"
-    seq_mounted seq_fuse2fs ext4 "$BIG_EXT4" "$MNT_B"
-done
-
-# Informational: the same reads with the backing image already in the page
-# cache, which shows what the FUSE path itself can carry on this machine.
-log "sequential reads with a warm backing image: $RUNS x (f2fs-fuse, fuse2fs) (informational)"
-for r in $(seq "$RUNS"); do
-    seq_mounted seq_f2fs_warm f2fs "$BIG_F2FS" "$MNT_A" warm
-    seq_mounted seq_fuse2fs_warm ext4 "$BIG_EXT4" "$MNT_B" warm
-done
-info cmd "# informational: the sequential reads again after cat IMG > /dev/null (backing image in the page cache)"
-
-# Diagnostics for the sequential path (untimed): bdi and connection settings,
-# and the sizes of the READ requests the daemon answers.
-mount_fs f2fs "$BIG_F2FS" "$MNT_A"
-bdi=$(bdi_of "$MNT_A")
-conn=$(fuse_conn_of "$MNT_A")
-default_ra=$(cat "$bdi/read_ahead_kb" 2>/dev/null || echo '?')
-d="f2fs-fuse mount: FUSE bdi $(basename "$bdi") read_ahead_kb=$default_ra"
-if [ -r "$conn/max_background" ]; then
-    d+=", max_background=$(cat "$conn/max_background")"
-    d+=", congestion_threshold=$(cat "$conn/congestion_threshold")"
-else
-    d+=" (fusectl not mounted: max_background unknown)"
-fi
-[ -r /proc/sys/fs/fuse/max_pages_limit ] && d+=", kernel max_pages_limit=$(cat /proc/sys/fs/fuse/max_pages_limit)"
-opts=$(while read -r _ _ _ _ mp o _; do if [ "$mp" = "$MNT_A" ]; then echo "$o"; fi; done </proc/self/mountinfo)
-d+=", mount options: $opts"
-info diag "$d"
-# trace_seq MNT LABEL: strace the daemon through a cold read of a quarter of
-# the file and report the READ reply and image read sizes.
-trace_seq() {
-    local mnt=$1 label=$2 pid=${DAEMON[$1]} fd fusefd= line
-    command -v strace >/dev/null 2>&1 || return 0
-    for fd in /proc/"$pid"/fd/*; do
-        [ "$(readlink "$fd")" = /dev/fuse ] && { fusefd=${fd##*/}; break; }
-    done
-    [ -n "$fusefd" ] || return 0
-    drop_caches
-    strace -f -qq -e trace=writev,write,pread64,preadv,preadv2 -o "$WORK/seq.strace" \
-        -p "$pid" 2>/dev/null &
-    STRACE_PID=$!
-    sleep 1
-    head -c "$((BIG_MB / 4))M" "$mnt/big.bin" >/dev/null
-    kill "$STRACE_PID" 2>/dev/null || true
-    wait "$STRACE_PID" 2>/dev/null || true
-    STRACE_PID=
-    while IFS= read -r line; do
-        info diag "f2fs-fuse$label, strace of a cold sequential read of $((BIG_MB / 4)) MiB: $line"
-    done < <("${UTIL[@]}" trace-sizes "$WORK/seq.strace" "$fusefd")
-}
-trace_seq "$MNT_A" ""
-if [ "$(id -u)" = 0 ]; then
-    unmount "$MNT_A"
-    mount_fs f2fs "$BIG_F2FS" "$MNT_A"
-    echo "$TUNED_RA_KB" >"$(bdi_of "$MNT_A")/read_ahead_kb"
-    trace_seq "$MNT_A" " with read_ahead_kb=$TUNED_RA_KB"
-fi
-unmount "$MNT_A"
-
-# Informational: the same read with the FUSE bdi's readahead raised (root only).
-if [ "$(id -u)" = 0 ]; then
-    log "sequential reads with read_ahead_kb=$TUNED_RA_KB on the FUSE bdi (informational)"
+if want read; then
+    log "sequential reads: $RUNS x (raw, f2fs-fuse, fuse2fs)"
     for r in $(seq "$RUNS"); do
+        seq_run seq_raw "$BIG_F2FS" --offset="$RAW_OFF" --size="$RAW_LEN"
+        seq_mounted seq_f2fs f2fs "$BIG_F2FS" "$MNT_A"
+        seq_mounted seq_fuse2fs ext4 "$BIG_EXT4" "$MNT_B"
+    done
+
+    # Informational: the same reads with the backing image already in the page
+    # cache, which shows what the FUSE path itself can carry on this machine.
+    log "sequential reads with a warm backing image: $RUNS x (f2fs-fuse, fuse2fs) (informational)"
+    for r in $(seq "$RUNS"); do
+        seq_mounted seq_f2fs_warm f2fs "$BIG_F2FS" "$MNT_A" warm
+        seq_mounted seq_fuse2fs_warm ext4 "$BIG_EXT4" "$MNT_B" warm
+    done
+    info cmd "# informational: the sequential reads again after cat IMG > /dev/null (backing image in the page cache)"
+
+    # Diagnostics for the sequential path (untimed): bdi and connection settings,
+    # and the sizes of the READ requests the daemon answers.
+    mount_fs f2fs "$BIG_F2FS" "$MNT_A"
+    bdi=$(bdi_of "$MNT_A")
+    conn=$(fuse_conn_of "$MNT_A")
+    default_ra=$(cat "$bdi/read_ahead_kb" 2>/dev/null || echo '?')
+    d="f2fs-fuse mount: FUSE bdi $(basename "$bdi") read_ahead_kb=$default_ra"
+    if [ -r "$conn/max_background" ]; then
+        d+=", max_background=$(cat "$conn/max_background")"
+        d+=", congestion_threshold=$(cat "$conn/congestion_threshold")"
+    else
+        d+=" (fusectl not mounted: max_background unknown)"
+    fi
+    [ -r /proc/sys/fs/fuse/max_pages_limit ] && d+=", kernel max_pages_limit=$(cat /proc/sys/fs/fuse/max_pages_limit)"
+    opts=$(while read -r _ _ _ _ mp o _; do if [ "$mp" = "$MNT_A" ]; then echo "$o"; fi; done </proc/self/mountinfo)
+    d+=", mount options: $opts"
+    info diag "$d"
+    # trace_seq MNT LABEL: strace the daemon through a cold read of a quarter of
+    # the file and report the READ reply and image read sizes.
+    trace_seq() {
+        local mnt=$1 label=$2 pid=${DAEMON[$1]} fd fusefd= line
+        command -v strace >/dev/null 2>&1 || return 0
+        for fd in /proc/"$pid"/fd/*; do
+            [ "$(readlink "$fd")" = /dev/fuse ] && { fusefd=${fd##*/}; break; }
+        done
+        [ -n "$fusefd" ] || return 0
+        drop_caches
+        strace -f -qq -e trace=writev,write,pread64,preadv,preadv2 -o "$WORK/seq.strace" \
+            -p "$pid" 2>/dev/null &
+        STRACE_PID=$!
+        sleep 1
+        head -c "$((BIG_MB / 4))M" "$mnt/big.bin" >/dev/null
+        kill "$STRACE_PID" 2>/dev/null || true
+        wait "$STRACE_PID" 2>/dev/null || true
+        STRACE_PID=
+        while IFS= read -r line; do
+            info diag "f2fs-fuse$label, strace of a cold sequential read of $((BIG_MB / 4)) MiB: $line"
+        done < <("${UTIL[@]}" trace-sizes "$WORK/seq.strace" "$fusefd")
+    }
+    trace_seq "$MNT_A" ""
+    if [ "$(id -u)" = 0 ]; then
+        unmount "$MNT_A"
         mount_fs f2fs "$BIG_F2FS" "$MNT_A"
         echo "$TUNED_RA_KB" >"$(bdi_of "$MNT_A")/read_ahead_kb"
-        seq_run seq_f2fs_ra "$MNT_A/big.bin"
-        result seq_f2fs_ra_cpu "$(cpu_ms "$MNT_A")"
+        trace_seq "$MNT_A" " with read_ahead_kb=$TUNED_RA_KB"
+    fi
+    unmount "$MNT_A"
+
+    # Informational: the same read with the FUSE bdi's readahead raised (root only).
+    if [ "$(id -u)" = 0 ]; then
+        log "sequential reads with read_ahead_kb=$TUNED_RA_KB on the FUSE bdi (informational)"
+        for r in $(seq "$RUNS"); do
+            mount_fs f2fs "$BIG_F2FS" "$MNT_A"
+            echo "$TUNED_RA_KB" >"$(bdi_of "$MNT_A")/read_ahead_kb"
+            seq_run seq_f2fs_ra "$MNT_A/big.bin"
+            result seq_f2fs_ra_cpu "$(cpu_ms "$MNT_A")"
+            unmount "$MNT_A"
+        done
+        info cmd "# informational: echo $TUNED_RA_KB > /sys/class/bdi/<FUSE bdi of MNT>/read_ahead_kb before the f2fs-fuse read"
+    fi
+
+    # rr_run NAME MNT IMAGE: random reads on a fresh mount, IOPS into results.
+    rr_run() {
+        local name=$1 mnt=$2 img=$3 out pid tasks cpu0 ios
+        out=$WORK/$name.$RANDOM.json
+        drop_caches
+        cat "$img" >/dev/null
+        pid=${DAEMON[$mnt]}
+        cpu0=$(cpu_ms "$mnt")
+        fio --name=rr --filename="$mnt/big.bin" "${RR_ARGS[@]}" \
+            --output-format=json --output="$out" >/dev/null &
+        local fio_pid=$!
+        sleep $((RR_TIME / 2 + 1))
+        tasks=$(ls /proc/"$pid"/task 2>/dev/null | wc -l)
+        wait "$fio_pid" || die "fio failed on $mnt (see $out)"
+        result "$name" "$("${UTIL[@]}" fio "$out" read.iops)"
+        result "${name}_threads" "$tasks"
+        ios=$("${UTIL[@]}" fio "$out" read.total_ios)
+        result "${name}_cpu_us" "$(( ($(cpu_ms "$mnt") - cpu0) * 1000 / (ios > 0 ? ios : 1) ))"
+    }
+
+    log "random reads: $RUNS x (f2fs-fuse, fuse2fs), ${RR_TIME} s each"
+    for r in $(seq "$RUNS"); do
+        mount_fs f2fs "$BIG_F2FS" "$MNT_A"
+        rr_run rr_f2fs "$MNT_A" "$BIG_F2FS"
         unmount "$MNT_A"
+        mount_fs ext4 "$BIG_EXT4" "$MNT_B"
+        rr_run rr_fuse2fs "$MNT_B" "$BIG_EXT4"
+        unmount "$MNT_B"
     done
-    info cmd "# informational: echo $TUNED_RA_KB > /sys/class/bdi/<FUSE bdi of MNT>/read_ahead_kb before the f2fs-fuse read"
+
+    # meta_run NAME MNT: cold find + stat on a fresh mount, files/s into results.
+    meta_run() {
+        local name=$1 mnt=$2 t0 t1 n cpu0 cpu1
+        drop_caches
+        cpu0=$(cpu_ms "$mnt")
+        t0=$(now_ns)
+        find "$mnt" -type f -print0 | xargs -0 stat >/dev/null
+        t1=$(now_ns)
+        cpu1=$(cpu_ms "$mnt")
+        n=$(find "$mnt" -type f | wc -l)
+        [ "$n" = "$NFILES" ] || die "$mnt holds $n files, expected $NFILES"
+        result "$name" "$(python3 -c "print($n / (($t1 - $t0) / 1e9))")"
+        result "${name}_cpu_us" "$(( (cpu1 - cpu0) * 1000 / n ))"
+    }
+
+    log "metadata walks: $RUNS x (f2fs-fuse, fuse2fs) over $NFILES files"
+    for r in $(seq "$RUNS"); do
+        mount_fs f2fs "$SMALL_F2FS" "$MNT_A"
+        meta_run meta_f2fs "$MNT_A"
+        unmount "$MNT_A"
+        mount_fs ext4 "$SMALL_EXT4" "$MNT_B"
+        meta_run meta_fuse2fs "$MNT_B"
+        unmount "$MNT_B"
+    done
 fi
 
-# rr_run NAME MNT IMAGE: random reads on a fresh mount, IOPS into results.
-rr_run() {
-    local name=$1 mnt=$2 img=$3 out pid tasks cpu0 ios
-    out=$WORK/$name.$RANDOM.json
-    drop_caches
-    cat "$img" >/dev/null
-    pid=${DAEMON[$mnt]}
-    cpu0=$(cpu_ms "$mnt")
-    fio --name=rr --filename="$mnt/big.bin" "${RR_ARGS[@]}" \
-        --output-format=json --output="$out" >/dev/null &
-    local fio_pid=$!
-    sleep $((RR_TIME / 2 + 1))
-    tasks=$(ls /proc/"$pid"/task 2>/dev/null | wc -l)
-    wait "$fio_pid" || die "fio failed on $mnt (see $out)"
-    result "$name" "$("${UTIL[@]}" fio "$out" read.iops)"
-    result "${name}_threads" "$tasks"
-    ios=$("${UTIL[@]}" fio "$out" read.total_ios)
-    result "${name}_cpu_us" "$(( ($(cpu_ms "$mnt") - cpu0) * 1000 / (ios > 0 ? ios : 1) ))"
-}
+. "$HERE/writes.sh"
+if want crypto; then . "$HERE/crypto.sh"; fi
 
-log "random reads: $RUNS x (f2fs-fuse, fuse2fs), ${RR_TIME} s each"
-for r in $(seq "$RUNS"); do
-    mount_fs f2fs "$BIG_F2FS" "$MNT_A"
-    rr_run rr_f2fs "$MNT_A" "$BIG_F2FS"
-    unmount "$MNT_A"
-    mount_fs ext4 "$BIG_EXT4" "$MNT_B"
-    rr_run rr_fuse2fs "$MNT_B" "$BIG_EXT4"
-    unmount "$MNT_B"
-done
-
-# meta_run NAME MNT: cold find + stat on a fresh mount, files/s into results.
-meta_run() {
-    local name=$1 mnt=$2 t0 t1 n cpu0 cpu1
-    drop_caches
-    cpu0=$(cpu_ms "$mnt")
-    t0=$(now_ns)
-    find "$mnt" -type f -print0 | xargs -0 stat >/dev/null
-    t1=$(now_ns)
-    cpu1=$(cpu_ms "$mnt")
-    n=$(find "$mnt" -type f | wc -l)
-    [ "$n" = "$NFILES" ] || die "$mnt holds $n files, expected $NFILES"
-    result "$name" "$(python3 -c "print($n / (($t1 - $t0) / 1e9))")"
-    result "${name}_cpu_us" "$(( (cpu1 - cpu0) * 1000 / n ))"
-}
-
-log "metadata walks: $RUNS x (f2fs-fuse, fuse2fs) over $NFILES files"
-for r in $(seq "$RUNS"); do
-    mount_fs f2fs "$SMALL_F2FS" "$MNT_A"
-    meta_run meta_f2fs "$MNT_A"
-    unmount "$MNT_A"
-    mount_fs ext4 "$SMALL_EXT4" "$MNT_B"
-    meta_run meta_fuse2fs "$MNT_B"
-    unmount "$MNT_B"
-done
 
 # ------------------------------------------------------------- report ----
 
@@ -492,27 +516,25 @@ threads() {                      # the largest thread count recorded under $1
     done <"$RESULTS"
     echo "${max:-?}"
 }
-info diag "daemon threads seen during the random reads ($RR_JOBS fio jobs): f2fs-fuse $(threads rr_f2fs_threads), fuse2fs $(threads rr_fuse2fs_threads)"
-
-help=$("$BIN" -h 2>&1 || true)
-if [[ ${help,,} == *statistic* || ${help,,} == *stats* ]]; then
-    info diag "f2fs-fuse's help mentions statistics; see $WORK/f2fs-fuse.log"
-else
-    info diag "f2fs-fuse exposes no I/O statistics on its command line (checked -h); none printed"
+if want read; then
+    info diag "daemon threads seen during the random reads ($RR_JOBS fio jobs): f2fs-fuse $(threads rr_f2fs_threads), fuse2fs $(threads rr_fuse2fs_threads)"
 fi
+
 if [ -s "$WORK/f2fs-fuse.log" ]; then
+    # Its most frequent messages, without the -o io_stats tables.
     while IFS= read -r line; do
         info diag "f2fs-fuse said: $line"
-    done < <(sort "$WORK/f2fs-fuse.log" | uniq -c | sort -rn | head -n 5)
+    done < <(grep -v -E 'I/O statistics|: +(reads [0-9]|metadata cache|size +reads|[<>=]*[0-9]+K +[0-9])' \
+                 "$WORK/f2fs-fuse.log" | sort | uniq -c | sort -rn | head -n 5)
 fi
 
 read -r l1 l5 l15 _ </proc/loadavg
 info load "at the end $l1 / $l5 / $l15"
 
 echo
-if [ "$QUICK" = 1 ]; then
+if [ "$QUICK" = 1 ] || [ "$GROUPS_RUN" != "read write crypto" ]; then
     "${UTIL[@]}" render "$RESULTS" "$INFO"
-    log "quick run: $DOC left unchanged"
+    log "quick or partial run: $DOC left unchanged"
 else
     "${UTIL[@]}" render "$RESULTS" "$INFO" "$DOC"
     log "results written to $DOC"
