@@ -505,6 +505,7 @@ fi
 
 . "$HERE/writes.sh"
 if want crypto; then . "$HERE/crypto.sh"; fi
+rm -f "$WIMG_F2FS" "$WIMG_EXT4"            # made afresh by every write measurement
 
 
 # ------------------------------------------------------------- report ----
