@@ -525,17 +525,18 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
 	struct dnode *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-	uint8_t *bounce = f2fs_alloc_blocks(MAX_READ_RUN);
-	struct iovec *iov = calloc(MAX_READ_RUN, sizeof(*iov));
+	uint8_t *bounce = f2fs_alloc_blocks(2);	/* only the first and last block can be partial */
+	struct f2fs_plug *plug = malloc(sizeof(*plug));
 	uint64_t end = off + len, pos = off;
 	const struct fscrypt_inode_info *ci = NULL;
-	struct f2fs_crypt_ctx cc;
-	int err = 0;
+	uint32_t nb = 0;
+	int err = 0, ferr;
 
-	if (!dn || !bounce || !iov) {
+	if (!dn || !bounce || !plug) {
 		err = -ENOMEM;
 		goto out;
 	}
+	f2fs_plug_init(plug, sb->dev);
 	/* only regular files encrypt contents; dentry and symlink blocks go as they are */
 	if (S_ISREG(inode->mode) && f2fs_is_encrypted(inode)) {
 		err = f2fs_get_crypt_info(sb, inode, &ci);
@@ -544,7 +545,6 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	}
 	while (!err && pos < end) {
 		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);
-		uint32_t run_start = 0, run_lblk = 0, nr = 0, nb = 0;
 
 		if (pos / F2FS_BLKSIZE >= f2fs_max_file_blocks(inode)) {
 			err = -EFBIG;
@@ -553,18 +553,21 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 		err = get_dnode_for_write(sb, inode, lblk, dn);
 		if (err)
 			break;
-		for (uint32_t i = dn->ofs; i < dn->naddrs && pos < end && nr < MAX_READ_RUN; i++) {
+		for (uint32_t i = dn->ofs; i < dn->naddrs && pos < end; i++) {
 			uint32_t skip = (uint32_t)(pos % F2FS_BLKSIZE);
 			size_t n = (size_t)F2FS_MIN((uint64_t)(F2FS_BLKSIZE - skip), end - pos);
 			uint32_t old = get_le32(dn->addrs + 4 * i), addr;
 			const uint8_t *data = src + (pos - off);
+			struct f2fs_crypt_ctx cc;
+			struct iovec one;
+			struct f2fs_bio bio;
 
 			if (old == COMPRESS_ADDR) {
 				err = -EOPNOTSUPP;
 				break;
 			}
 			if (n < F2FS_BLKSIZE) {
-				uint8_t *b = bounce + (size_t)nb * F2FS_BLKSIZE;
+				uint8_t *b = bounce + (size_t)(nb++ & 1) * F2FS_BLKSIZE;
 
 				if (is_hole(old)) {
 					memset(b, 0, F2FS_BLKSIZE);
@@ -585,7 +588,6 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				}
 				memcpy(b + skip, data, n);
 				data = b;
-				nb++;
 			}
 			if (old == NULL_ADDR && !f2fs_free_user_blocks(sb)) {
 				err = -ENOSPC;
@@ -594,26 +596,15 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
 			if (err)
 				break;
-			/* a run is physically contiguous and, encrypted, has consecutive DUNs */
-			if (nr && (run_start + nr != addr ||
-				   (ci && f2fs_crypt_limit_blocks(ci, run_lblk, nr + 1) <= nr))) {
-				struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
-							.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
-
-				if (ci) {
-					f2fs_crypt_ctx(ci, run_lblk, &cc);
-					bio.crypt = &cc;
-				}
-				err = f2fs_submit_bio(sb->dev, &bio);
-				nr = 0;
-				if (err)
-					break;
+			/* one block per bio; the plug merges them under blk-crypto's rule */
+			one = (struct iovec){ (void *)data, F2FS_BLKSIZE };
+			bio = (struct f2fs_bio){ .op = F2FS_BIO_WRITE, .blkaddr = addr, .nr_blocks = 1,
+						 .iov = &one, .iovcnt = 1 };
+			if (ci) {
+				f2fs_crypt_ctx(ci, pos / F2FS_BLKSIZE, &cc);
+				bio.crypt = &cc;
 			}
-			if (!nr) {
-				run_start = addr;
-				run_lblk = (uint32_t)(pos / F2FS_BLKSIZE);
-			}
-			iov[nr++] = (struct iovec){ (void *)data, F2FS_BLKSIZE };
+			err = f2fs_plug_add(plug, &bio);
 			if (old == NULL_ADDR) {
 				count_blocks(sb, 1);
 				inode->blocks++;
@@ -624,21 +615,8 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			if (dir_inode(inode))
 				f2fs_cache_invalidate(sb->cache, old);
 			pos += n;
-		}
-		/* blocks already mapped must reach the disk even if a later one failed */
-		if (nr) {
-			struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = run_start,
-						.nr_blocks = nr, .iov = iov, .iovcnt = (int)nr };
-			int werr;
-
-			if (ci) {
-				f2fs_crypt_ctx(ci, run_lblk, &cc);
-				bio.crypt = &cc;
-			}
-			werr = f2fs_submit_bio(sb->dev, &bio);
-
-			if (!err)
-				err = werr;
+			if (err)
+				break;
 		}
 		{
 			int perr = put_dnode(sb, inode, dn);
@@ -647,6 +625,10 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				err = perr;
 		}
 	}
+	/* blocks already mapped must reach the disk even if a later one failed */
+	ferr = f2fs_plug_flush(plug);
+	if (!err)
+		err = ferr;
 	f2fs_inode_drop_largest_extent(inode, off / F2FS_BLKSIZE,
 				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
 	if (written)
@@ -654,7 +636,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 out:
 	free(dn);
 	free(bounce);
-	free(iov);
+	free(plug);
 	return err;
 }
 

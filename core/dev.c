@@ -308,3 +308,71 @@ int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr)
 	return f2fs_plat_discard(dev->fd, dev->is_blkdev, (uint64_t)blkaddr * F2FS_BLKSIZE,
 				 (uint64_t)nr * F2FS_BLKSIZE);
 }
+
+/* ---- plugging: merging neighbouring bios into one device request ---- */
+
+/*
+ * blk-crypto's rule (bio_crypt_ctx_mergeable): b may follow a in one
+ * request when it starts where a ends and either neither carries a crypt
+ * context or both use the same key with b's DUN following a's last.
+ */
+bool f2fs_bio_mergeable(const struct f2fs_bio *a, const struct f2fs_bio *b)
+{
+	if (a->op != b->op || (uint64_t)a->blkaddr + a->nr_blocks != b->blkaddr)
+		return false;
+	if (!a->crypt || !b->crypt)
+		return !a->crypt && !b->crypt;
+	return a->crypt->ops == b->crypt->ops && a->crypt->key == b->crypt->key &&
+	       a->crypt->dun + a->nr_blocks == b->crypt->dun;
+}
+
+void f2fs_plug_init(struct f2fs_plug *plug, struct f2fs_dev *dev)
+{
+	memset(plug, 0, sizeof(*plug));
+	plug->dev = dev;
+}
+
+int f2fs_plug_flush(struct f2fs_plug *plug)
+{
+	int err;
+
+	if (!plug->bio.nr_blocks)
+		return 0;
+	plug->bio.iov = plug->iov;
+	plug->bio.crypt = plug->has_crypt ? &plug->crypt : NULL;
+	err = f2fs_submit_bio(plug->dev, &plug->bio);
+	plug->bio.nr_blocks = 0;
+	plug->bio.iovcnt = 0;
+	return err;
+}
+
+/* Queue a bio; its buffers must stay valid until the plug is flushed. */
+int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
+{
+	int err = 0;
+
+	if (bio->iovcnt > F2FS_PLUG_MAX_IOV)
+		return f2fs_submit_bio(plug->dev, bio);
+	if (plug->bio.nr_blocks &&
+	    (plug->bio.iovcnt + bio->iovcnt > F2FS_PLUG_MAX_IOV ||
+	     !f2fs_bio_mergeable(&plug->bio, bio))) {
+		err = f2fs_plug_flush(plug);
+		if (err)
+			return err;
+	}
+	if (!plug->bio.nr_blocks) {
+		plug->bio.op = bio->op;
+		plug->bio.blkaddr = bio->blkaddr;
+		plug->has_crypt = bio->crypt != NULL;
+		if (bio->crypt)
+			plug->crypt = *bio->crypt;
+	} else {
+		plug->merged++;
+	}
+	memcpy(plug->iov + plug->bio.iovcnt, bio->iov, sizeof(*bio->iov) * (size_t)bio->iovcnt);
+	plug->bio.iovcnt += bio->iovcnt;
+	plug->bio.nr_blocks += bio->nr_blocks;
+	/* the plug's copy of the context must name the first block's DUN */
+	plug->bio.crypt = plug->has_crypt ? &plug->crypt : NULL;
+	return 0;
+}

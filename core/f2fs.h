@@ -84,6 +84,25 @@ int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr
 int f2fs_dev_flush(struct f2fs_dev *dev);
 int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr);
 void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
+/*
+ * A plug gathers bios and submits neighbours as one request when
+ * f2fs_bio_mergeable allows (contiguous, and no crypt context or the same
+ * key with consecutive DUNs).  Queued buffers stay in use until the flush.
+ */
+#define F2FS_PLUG_MAX_IOV 256
+struct f2fs_plug {
+	struct f2fs_dev *dev;
+	struct f2fs_bio bio;		/* what is queued (iov = iov below) */
+	struct f2fs_crypt_ctx crypt;	/* of the first queued block */
+	bool has_crypt;
+	uint64_t merged;		/* bios absorbed into an earlier one */
+	struct iovec iov[F2FS_PLUG_MAX_IOV];
+};
+bool f2fs_bio_mergeable(const struct f2fs_bio *a, const struct f2fs_bio *b);
+void f2fs_plug_init(struct f2fs_plug *plug, struct f2fs_dev *dev);
+int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio);
+int f2fs_plug_flush(struct f2fs_plug *plug);
+
 /* Block-aligned allocation (usable with O_DIRECT); free with free(). */
 void *f2fs_alloc_blocks(size_t nr);
 

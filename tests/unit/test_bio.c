@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The device layer's merge rule and plug: neighbouring bios become one
+ * device request only when they are physically contiguous and either both
+ * carry no crypt context or both use the same key with consecutive DUNs
+ * (blk-crypto's rule); merged encrypted requests still encrypt each block
+ * with its own DUN.  Runs against a temporary image file.
+ */
+#include "check.h"
+
+#include "f2fs.h"
+
+/* A toy cipher: XOR every byte with the low byte of (key tag + DUN). */
+static int toy_crypt(const void *key, uint64_t dun, const void *in, void *out, size_t nr)
+{
+	const uint8_t *s = in;
+	uint8_t *d = out;
+	uint8_t tag = *(const uint8_t *)key;
+
+	for (size_t u = 0; u < nr; u++)
+		for (size_t i = 0; i < F2FS_BLKSIZE; i++)
+			d[u * F2FS_BLKSIZE + i] = s[u * F2FS_BLKSIZE + i] ^ (uint8_t)(tag + dun + u);
+	return 0;
+}
+
+static int toy_decrypt(const void *key, uint64_t dun, void *buf, size_t nr)
+{
+	return toy_crypt(key, dun, buf, buf, nr);
+}
+
+static int toy_encrypt(const void *key, uint64_t dun, const void *in, void *out, size_t nr)
+{
+	return toy_crypt(key, dun, in, out, nr);
+}
+
+static const struct f2fs_crypt_ops toy_ops = { .decrypt = toy_decrypt, .encrypt = toy_encrypt };
+
+static struct f2fs_bio one(uint32_t blk, struct iovec *iov, const struct f2fs_crypt_ctx *c)
+{
+	return (struct f2fs_bio){ .op = F2FS_BIO_WRITE, .blkaddr = blk, .nr_blocks = 1,
+				  .iov = iov, .iovcnt = 1, .crypt = c };
+}
+
+static void rule_tests(void)
+{
+	static uint8_t buf[F2FS_BLKSIZE];
+	struct iovec iov = { buf, F2FS_BLKSIZE };
+	uint8_t k1 = 1, k2 = 2;
+	struct f2fs_crypt_ctx a = { &toy_ops, &k1, 10 }, b = { &toy_ops, &k1, 11 },
+			      c = { &toy_ops, &k2, 11 }, gap = { &toy_ops, &k1, 12 };
+	struct f2fs_bio x = one(100, &iov, NULL), y = one(101, &iov, NULL), z = one(102, &iov, NULL);
+
+	CHECK(f2fs_bio_mergeable(&x, &y), "contiguous plain bios merge");
+	CHECK(!f2fs_bio_mergeable(&x, &z), "a gap does not merge");
+	y.op = F2FS_BIO_READ;
+	CHECK(!f2fs_bio_mergeable(&x, &y), "a read does not merge into a write");
+	y = one(101, &iov, &b);
+	CHECK(!f2fs_bio_mergeable(&x, &y), "plain then encrypted does not merge");
+	x = one(100, &iov, &a);
+	y = one(101, &iov, NULL);
+	CHECK(!f2fs_bio_mergeable(&x, &y), "encrypted then plain does not merge");
+	y = one(101, &iov, &b);
+	CHECK(f2fs_bio_mergeable(&x, &y), "same key, next DUN merges");
+	y = one(101, &iov, &c);
+	CHECK(!f2fs_bio_mergeable(&x, &y), "another key does not merge");
+	y = one(101, &iov, &gap);
+	CHECK(!f2fs_bio_mergeable(&x, &y), "a DUN gap does not merge");
+	/* IV_INO_LBLK_32 wraps: DUN 0 after 0xffffffff must not merge */
+	a.dun = 0xffffffffu;
+	b.dun = 0;
+	y = one(101, &iov, &b);
+	CHECK(!f2fs_bio_mergeable(&x, &y), "a DUN wrap does not merge");
+}
+
+static void plug_tests(void)
+{
+	char path[] = "/tmp/f2fs-test-bio-XXXXXX";
+	int fd = mkstemp(path);
+	enum { N = 64 };
+	uint8_t *data = f2fs_alloc_blocks(N), *back = f2fs_alloc_blocks(N);
+	struct f2fs_io_stats before, after;
+	struct f2fs_dev *dev;
+	struct f2fs_plug plug;
+	uint8_t k1 = 7, k2 = 9;
+	int err;
+
+	if (fd < 0 || !data || !back || ftruncate(fd, (off_t)1024 * F2FS_BLKSIZE)) {
+		SKIP("no temporary image file");
+		return;
+	}
+	close(fd);
+	for (size_t i = 0; i < (size_t)N * F2FS_BLKSIZE; i++)
+		data[i] = (uint8_t)(i * 31 + i / 4096);
+	err = f2fs_dev_open(path, false, false, &dev);
+	CHECK(err == 0, "open %s: %d", path, err);
+	if (err)
+		goto out;
+
+	/* 64 contiguous plain blocks: one request */
+	f2fs_plug_init(&plug, dev);
+	f2fs_dev_get_stats(dev, &before);
+	for (int i = 0; i < N; i++) {
+		struct iovec iov = { data + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE };
+		struct f2fs_bio bio = one(100 + (uint32_t)i, &iov, NULL);
+
+		CHECK(f2fs_plug_add(&plug, &bio) == 0, "plug add %d", i);
+	}
+	CHECK(f2fs_plug_flush(&plug) == 0, "flush");
+	f2fs_dev_get_stats(dev, &after);
+	CHECK_EQ_U64(after.writes - before.writes, 1, "requests for 64 contiguous blocks");
+	CHECK_EQ_U64(after.write_bytes - before.write_bytes, (uint64_t)N * F2FS_BLKSIZE, "bytes");
+	CHECK_EQ_U64(plug.merged, N - 1, "bios merged");
+	CHECK(f2fs_dev_read(dev, 100, back, N) == 0 && !memcmp(back, data, (size_t)N * F2FS_BLKSIZE),
+	      "plain data round trip");
+
+	/* encrypted: same key and consecutive DUNs merge; a key change splits */
+	f2fs_plug_init(&plug, dev);
+	f2fs_dev_get_stats(dev, &before);
+	for (int i = 0; i < N; i++) {
+		struct iovec iov = { data + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE };
+		struct f2fs_crypt_ctx c = { &toy_ops, i < N / 2 ? &k1 : &k2, 1000 + (uint64_t)i };
+		struct f2fs_bio bio = one(300 + (uint32_t)i, &iov, &c);
+
+		CHECK(f2fs_plug_add(&plug, &bio) == 0, "plug add %d", i);
+	}
+	CHECK(f2fs_plug_flush(&plug) == 0, "flush");
+	f2fs_dev_get_stats(dev, &after);
+	CHECK_EQ_U64(after.writes - before.writes, 2, "requests for two keys");
+	/* every block was encrypted with its own DUN, the plaintext left alone */
+	CHECK(f2fs_dev_read(dev, 300, back, N) == 0, "read back ciphertext");
+	for (int i = 0; i < N; i++) {
+		uint8_t tag = i < N / 2 ? k1 : k2;
+		uint8_t want = data[(size_t)i * F2FS_BLKSIZE + 5] ^ (uint8_t)(tag + 1000 + i);
+
+		CHECK(back[(size_t)i * F2FS_BLKSIZE + 5] == want, "block %d ciphertext", i);
+	}
+	CHECK(data[5] == (uint8_t)(5 * 31), "the caller's plaintext is untouched");
+	{
+		struct iovec iov = { back, (size_t)N / 2 * F2FS_BLKSIZE };
+		struct f2fs_crypt_ctx c = { &toy_ops, &k1, 1000 };
+		struct f2fs_bio rd = { .op = F2FS_BIO_READ, .blkaddr = 300, .nr_blocks = N / 2,
+				       .iov = &iov, .iovcnt = 1, .crypt = &c };
+
+		CHECK(f2fs_submit_bio(dev, &rd) == 0 &&
+		      !memcmp(back, data, (size_t)N / 2 * F2FS_BLKSIZE),
+		      "a read with the crypt context decrypts per DUN");
+	}
+	f2fs_dev_close(dev);
+out:
+	unlink(path);
+	free(data);
+	free(back);
+}
+
+int main(void)
+{
+	rule_tests();
+	plug_tests();
+	return check_done("test_bio");
+}
