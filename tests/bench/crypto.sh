@@ -11,7 +11,7 @@ LIBCORE=$(dirname "$BIN")/libf2fscore.a
 [ -x "$CTL" ] || die "$CTL not found (run make)"
 [ -r "$LIBCORE" ] || die "$LIBCORE not found (run make)"
 command -v openssl >/dev/null 2>&1 || die "openssl not found"
-if [ "$QUICK" = 1 ]; then CB_SECS=1 ENC_MB=256; else CB_SECS=1.5 ENC_MB=1024; fi
+if [ "$QUICK" = 1 ]; then CB_SECS=1 ENC_MB=256; else CB_SECS=2 ENC_MB=1024; fi   # whole seconds (openssl speed)
 CB_UNITS=256
 OSSL_BYTES=16384
 
@@ -39,6 +39,13 @@ ossl_speed() {
         die "openssl speed failed"
     "${UTIL[@]}" ossl-speed <<<"$out"
 }
+# ossl_result NAME BYTES: the same into results, or stop (not an empty value).
+ossl_result() {
+    local v
+    v=$(ossl_speed "$2")
+    [ -n "$v" ] || die "no figure from openssl speed -bytes $2"
+    result "$1" "$v"
+}
 
 log "C1 AES-256-XTS: $RUNS x (crypto layer, openssl speed)"
 for r in $(seq "$RUNS"); do
@@ -49,8 +56,8 @@ for r in $(seq "$RUNS"); do
     while read -r k v; do
         case $k in encrypt|evp_update|evp_iv_per_unit) result "xts_lib16k_$k" "$v" ;; esac
     done < <("$CB" "$CB_SECS" 4)
-    result xts_ossl "$(ossl_speed "$OSSL_BYTES")"
-    result xts_ossl4k "$(ossl_speed 4096)"
+    ossl_result xts_ossl "$OSSL_BYTES"
+    ossl_result xts_ossl4k 4096
 done
 
 # C2: one image, two directories.  Per run: fresh image, key, policy; write
