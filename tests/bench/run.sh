@@ -525,8 +525,8 @@ if [ -s "$WORK/f2fs-fuse.log" ]; then
     # Its most frequent messages, without the -o io_stats tables.
     while IFS= read -r line; do
         info diag "f2fs-fuse said: $line"
-    done < <(grep -v -E 'I/O statistics|: +(reads [0-9]|metadata cache|size +reads|[<>=]*[0-9]+K +[0-9])' \
-                 "$WORK/f2fs-fuse.log" | sort | uniq -c | sort -rn | sed -n '1,5p')
+    done < <({ grep -v -E 'I/O statistics|: +(reads [0-9]|metadata cache|size +reads|[<>=]*[0-9]+K +[0-9])' \
+                   "$WORK/f2fs-fuse.log" || true; } | sort | uniq -c | sort -rn | sed -n '1,5p')
 fi
 
 read -r l1 l5 l15 _ </proc/loadavg
