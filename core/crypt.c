@@ -100,6 +100,14 @@ out:
 	return err;
 }
 
+/* 0 if the inode is not encrypted or its key is present, else why not. */
+int f2fs_require_key(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	const struct fscrypt_inode_info *ci;
+
+	return f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
+}
+
 void f2fs_put_crypt_info(struct f2fs_inode *inode)
 {
 	if (inode->ci)

@@ -678,13 +678,8 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 		return -EFBIG;
 	if (f2fs_is_compressed(inode))
 		return -EOPNOTSUPP;
-	if (S_ISREG(inode->mode) && f2fs_is_encrypted(inode)) {
-		const struct fscrypt_inode_info *ci;
-
-		err = f2fs_get_crypt_info(sb, inode, &ci);
-		if (err)
-			return err;
-	}
+	if (S_ISREG(inode->mode) && (err = f2fs_require_key(sb, inode)))
+		return err;
 	if (inode->inline_flags & F2FS_INLINE_DATA) {
 		if (end <= f2fs_max_inline_data(inode)) {
 			memcpy(f2fs_inline_data_addr(inode) + off, buf, len);

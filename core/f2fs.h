@@ -573,6 +573,7 @@ void f2fs_crypt_destroy(struct f2fs_sb *sb);
 int f2fs_get_crypt_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			const struct fscrypt_inode_info **out);
 void f2fs_put_crypt_info(struct f2fs_inode *inode);
+int f2fs_require_key(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_crypt_ctx(const struct fscrypt_inode_info *ci, uint64_t lblk, struct f2fs_crypt_ctx *c);
 uint32_t f2fs_crypt_limit_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk, uint32_t nr);
 /* A new inode in an encrypted directory inherits its policy with a fresh nonce. */

@@ -39,15 +39,10 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write)
 		f2fs_iput(sb, inode);
 		return -EISDIR;
 	}
-	if (S_ISREG(inode->mode) && f2fs_is_encrypted(inode)) {
-		/* fscrypt_file_open: a regular file opens only with its key */
-		const struct fscrypt_inode_info *ci;
-
-		err = f2fs_get_crypt_info(sb, inode, &ci);
-		if (err) {
-			f2fs_iput(sb, inode);
-			return err;
-		}
+	/* fscrypt_file_open: a regular file opens only with its key */
+	if (S_ISREG(inode->mode) && (err = f2fs_require_key(sb, inode))) {
+		f2fs_iput(sb, inode);
+		return err;
 	}
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->open_count++;
@@ -133,14 +128,10 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 			err = -EINVAL;
 			goto out;
 		}
-		if (f2fs_is_encrypted(inode)) {
-			/* fscrypt_prepare_setattr: resizing needs the key */
-			const struct fscrypt_inode_info *ci;
-
-			err = f2fs_get_crypt_info(sb, inode, &ci);
-			if (err)
-				goto out;
-		}
+		/* fscrypt_prepare_setattr: resizing needs the key */
+		err = f2fs_require_key(sb, inode);
+		if (err)
+			goto out;
 		if (f2fs_is_compressed(inode)) {
 			err = -EOPNOTSUPP;
 			goto out;
@@ -262,13 +253,9 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
 	}
-	if (f2fs_is_encrypted(inode)) {
-		const struct fscrypt_inode_info *ci;
-
-		err = f2fs_get_crypt_info(sb, inode, &ci);
-		if (err)
-			goto out;
-	}
+	err = f2fs_require_key(sb, inode);
+	if (err)
+		goto out;
 	if (f2fs_is_compressed(inode)) {
 		err = -EOPNOTSUPP;
 		goto out;
