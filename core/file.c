@@ -348,8 +348,9 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	return err;
 }
 
-int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
-		  size_t size, int flags)
+/* setxattr and removexattr (value NULL): under the checkpoint and inode locks. */
+static int change_xattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
+			size_t size, int flags)
 {
 	struct f2fs_inode *inode;
 	struct f2fs_timespec now;
@@ -357,16 +358,14 @@ int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void
 
 	if (!writable(sb))
 		return -EROFS;
-	if (!value && size)
-		return -EINVAL;
 	err = f2fs_iget(sb, ino, &inode);
 	if (err)
 		return err;
-	f2fs_balance_fs(sb);
+	if (value)
+		f2fs_balance_fs(sb);
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
-	/* an empty value is a value: pass a non-NULL pointer for it */
-	err = f2fs_xattr_set(sb, inode, name, value ? value : "", size, flags);
+	err = f2fs_xattr_set(sb, inode, name, value, size, flags);
 	if (!err) {
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
@@ -378,29 +377,18 @@ int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void
 	return err;
 }
 
+int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
+		  size_t size, int flags)
+{
+	if (!value && size)
+		return -EINVAL;
+	/* an empty value is a value: pass a non-NULL pointer for it */
+	return change_xattr(sb, ino, name, value ? value : "", size, flags);
+}
+
 int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name)
 {
-	struct f2fs_inode *inode;
-	struct f2fs_timespec now;
-	int err;
-
-	if (!writable(sb))
-		return -EROFS;
-	err = f2fs_iget(sb, ino, &inode);
-	if (err)
-		return err;
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
-	err = f2fs_xattr_set(sb, inode, name, NULL, 0, F2FS_XATTR_REPLACE);
-	if (!err) {
-		f2fs_now(&now);
-		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
-		err = f2fs_mark_inode_dirty(sb, inode);
-	}
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
-	return err;
+	return change_xattr(sb, ino, name, NULL, 0, F2FS_XATTR_REPLACE);
 }
 
 /* Periodic checkpoint: as the kernel's checkpoint thread with cp_interval. */

@@ -142,6 +142,14 @@ static int check_name(const char *name, size_t len)
 	return 0;
 }
 
+/* 0 for a directory holding only "." and "..", else -ENOTEMPTY or the error */
+static int must_be_empty(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	int r = f2fs_empty_dir(sb, dir);
+
+	return r < 0 ? r : r ? 0 : -ENOTEMPTY;
+}
+
 static bool writable(struct f2fs_sb *sb)
 {
 	return !sb->opts.readonly && sb->sm;
@@ -422,11 +430,9 @@ static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 		goto out;
 	}
 	if (rmdir) {
-		err = f2fs_empty_dir(sb, inode);
-		if (err <= 0) {
-			err = err ? err : -ENOTEMPTY;
+		err = must_be_empty(sb, inode);
+		if (err)
 			goto out;
-		}
 	}
 	err = f2fs_delete_entry(sb, dir, name, len, inode);
 	if (err)
@@ -641,11 +647,9 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 			goto out_unlock;
 		}
 		if (S_ISDIR(victim->mode)) {
-			err = f2fs_empty_dir(sb, victim);
-			if (err <= 0) {
-				err = err ? err : -ENOTEMPTY;
+			err = must_be_empty(sb, victim);
+			if (err)
 				goto out_unlock;
-			}
 		}
 		err = f2fs_set_link(sb, ndir, nname, nlen, old);
 		if (err)
