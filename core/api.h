@@ -179,6 +179,16 @@ int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16]
 /* Removing a key drops every key derived from it and the cached blocks. */
 int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16]);
 bool f2fs_key_present(struct f2fs_sb *sb, const uint8_t id[16]);
+/*
+ * fscrypt v1 master keys (raw 16..64 bytes), named by the 8-byte descriptor
+ * their policies carry.  The same key again is not an error; a different
+ * one under a present descriptor is -EEXIST.  A key shorter than a mode's
+ * key (64 bytes for AES-256-XTS) leaves files of that mode locked
+ * (-ENOKEY, with a warning).  Removal works as for v2 keys.
+ */
+int f2fs_add_key_v1(struct f2fs_sb *sb, const uint8_t desc[8], const void *raw, size_t len);
+int f2fs_remove_key_v1(struct f2fs_sb *sb, const uint8_t desc[8]);
+bool f2fs_key_present_v1(struct f2fs_sb *sb, const uint8_t desc[8]);
 
 /* An fscrypt policy as stored in a context (version 1 or 2, modes, flags). */
 struct f2fs_policy {
@@ -188,7 +198,11 @@ struct f2fs_policy {
 };
 /* -ENODATA if not encrypted */
 int f2fs_get_policy(struct f2fs_sb *sb, uint32_t ino, struct f2fs_policy *p);
-/* On an empty directory; -EEXIST if it has another policy, -ENOKEY without its v2 key. */
+/*
+ * On an empty directory; -EEXIST if it has another policy, -ENOKEY without
+ * its v2 key (a v1 policy may be set without its key), -EKEYREJECTED if
+ * the key is present but too short for the policy's modes.
+ */
 int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p);
 
 const char *f2fs_version_string(void);

@@ -86,6 +86,8 @@ int f2fs_get_crypt_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 				     sb->uuid, &ci, why, sizeof(why));
 	if (err == -EOPNOTSUPP)
 		f2fs_warn(sb, "inode %u: %s", inode->ino, why[0] ? why : "unsupported encryption");
+	else if (err == -ENOKEY && why[0])	/* present but too short, as the kernel warns */
+		f2fs_warn(sb, "inode %u: %s", inode->ino, why);
 	if (!err) {
 		if (inode->ci)
 			fscrypt_inode_info_free(inode->ci);
@@ -130,15 +132,29 @@ uint32_t f2fs_crypt_limit_blocks(const struct fscrypt_inode_info *ci, uint64_t l
 
 /* ---- keys ---- */
 
+/* Inodes that had no key may now have one: let them try again. */
+static void key_added(struct f2fs_sb *sb)
+{
+	pthread_mutex_lock(&sb->crypt_lock);
+	sb->key_gen++;
+	pthread_mutex_unlock(&sb->crypt_lock);
+}
+
 int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16])
 {
 	int err = fscrypt_keyring_add_v2(sb->keyring, raw, len, id);
 
-	if (!err) {
-		pthread_mutex_lock(&sb->crypt_lock);
-		sb->key_gen++;		/* inodes that had no key may now have one */
-		pthread_mutex_unlock(&sb->crypt_lock);
-	}
+	if (!err)
+		key_added(sb);
+	return err;
+}
+
+int f2fs_add_key_v1(struct f2fs_sb *sb, const uint8_t desc[8], const void *raw, size_t len)
+{
+	int err = fscrypt_keyring_add_v1(sb->keyring, desc, raw, len);
+
+	if (!err)
+		key_added(sb);
 	return err;
 }
 
@@ -147,13 +163,18 @@ bool f2fs_key_present(struct f2fs_sb *sb, const uint8_t id[16])
 	return fscrypt_keyring_lookup(sb->keyring, 2, id);
 }
 
+bool f2fs_key_present_v1(struct f2fs_sb *sb, const uint8_t desc[8])
+{
+	return fscrypt_keyring_lookup(sb->keyring, 1, desc);
+}
+
 /*
  * Remove a key: the derived keys of every cached inode go too (they are
  * re-derived, or refused, on next use), so no plaintext is reachable.
  */
-int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16])
+static int remove_key(struct f2fs_sb *sb, int version, const uint8_t *spec)
 {
-	int err = fscrypt_keyring_remove(sb->keyring, 2, id);
+	int err = fscrypt_keyring_remove(sb->keyring, version, spec);
 
 	if (err)
 		return err;
@@ -170,6 +191,16 @@ int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16])
 	 * no longer matches, so nobody picks them up again */
 	f2fs_cache_drop_all(sb->cache);
 	return 0;
+}
+
+int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16])
+{
+	return remove_key(sb, 2, id);
+}
+
+int f2fs_remove_key_v1(struct f2fs_sb *sb, const uint8_t desc[8])
+{
+	return remove_key(sb, 1, desc);
 }
 
 /* ---- new inodes and names ---- */
@@ -302,6 +333,38 @@ int f2fs_get_policy(struct f2fs_sb *sb, uint32_t ino, struct f2fs_policy *p)
 }
 
 /*
+ * A present key too short for one of the policy's modes would leave every
+ * file under it locked (the kernel refuses such keys when it sets a file
+ * up): say so now rather than with ENOKEY on each file.  Checked by setting
+ * up the keys a directory and a regular file under the policy would get.
+ * A v1 key need not be present (the kernel sets v1 policies without it).
+ */
+static int check_key_size(struct f2fs_sb *sb, const struct fscrypt_context *ctx, uint32_t ino)
+{
+	static const enum fscrypt_file_type types[] = { FSCRYPT_FT_DIR, FSCRYPT_FT_REG };
+	char why[160];
+
+	if (!fscrypt_keyring_has_key(sb->keyring, ctx))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		struct fscrypt_inode_info *ci = NULL;
+		int err;
+
+		why[0] = '\0';
+		err = fscrypt_inode_info_new(sb->keyring, ctx, types[i], ino, sb->uuid, &ci, why,
+					     sizeof(why));
+		fscrypt_inode_info_free(ci);
+		if (err == -ENOKEY && why[0]) {
+			f2fs_err(sb, "set_policy: %s", why);
+			return -EKEYREJECTED;
+		}
+		if (err && err != -ENOKEY)	/* -ENOKEY: removed meanwhile */
+			return err;
+	}
+	return 0;
+}
+
+/*
  * fscrypt_ioctl_set_policy: an empty directory takes the policy (a fresh
  * nonce, the encrypt bit); setting the policy a directory already has is
  * not an error; a v2 policy's key must have been added.
@@ -341,6 +404,11 @@ int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *
 	err = f2fs_iget(sb, ino, &inode);
 	if (err)
 		return err;
+	err = check_key_size(sb, &ctx, inode->ino);
+	if (err) {
+		f2fs_iput(sb, inode);
+		return err;
+	}
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
 	if (!S_ISDIR(inode->mode)) {

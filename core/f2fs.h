@@ -24,6 +24,9 @@
 #ifndef ENOKEY
 #define ENOKEY 126
 #endif
+#ifndef EKEYREJECTED
+#define EKEYREJECTED 129
+#endif
 #define EFSCORRUPTED EUCLEAN
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

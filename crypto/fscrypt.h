@@ -112,7 +112,13 @@ void fscrypt_keyring_free(struct fscrypt_keyring *kr);
  */
 int fscrypt_keyring_add_v2(struct fscrypt_keyring *kr, const void *raw, size_t len,
 			   uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN]);
-/* Add a v1 master key under a user-chosen 8-byte descriptor. */
+/*
+ * Add a v1 master key (16..64 raw bytes) under a user-chosen 8-byte
+ * descriptor.  The same key again is not an error; another key under a
+ * descriptor already present is -EEXIST (the kernel keeps the first one
+ * silently).  Modes refuse keys shorter than their own key when a file is
+ * set up (64 bytes for AES-256-XTS), not here: the key has no modes yet.
+ */
 int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 			   const uint8_t desc[FSCRYPT_KEY_DESCRIPTOR_LEN], const void *raw,
 			   size_t len);

@@ -92,6 +92,16 @@ static struct mkey *find(struct fscrypt_keyring *kr, int version, const uint8_t 
 	return NULL;
 }
 
+/* Key bytes compared in time independent of where they differ. */
+static bool same_bytes(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < len; i++)
+		d |= a[i] ^ b[i];
+	return d == 0;
+}
+
 static struct mkey *mkey_alloc(struct fscrypt_keyring *kr)
 {
 	return fscrypt_pool_alloc(kr->pool);
@@ -152,6 +162,7 @@ int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 			   size_t len)
 {
 	struct mkey *k, *old;
+	int err;
 
 	if (!raw || len < FSCRYPT_MIN_MASTER_KEY || len > FSCRYPT_MAX_MASTER_KEY)
 		return -EINVAL;
@@ -165,12 +176,15 @@ int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 	pthread_mutex_lock(&kr->lock);
 	old = find(kr, 1, desc);
 	if (old) {
-		/* a v1 descriptor names whatever key was given last */
-		k->next = old->next;
-		memcpy(old, k, sizeof(*k));
+		/*
+		 * Nothing proves which key a descriptor names; replacing it would
+		 * leave inodes set up from the old one next to inodes set up from
+		 * the new.  The same key again is fine, another one is refused.
+		 */
+		err = old->rawlen == len && same_bytes(old->raw, raw, len) ? 0 : -EEXIST;
 		pthread_mutex_unlock(&kr->lock);
 		fscrypt_pool_free(kr->pool, k);
-		return 0;
+		return err;
 	}
 	k->next = kr->head;
 	kr->head = k;

@@ -395,6 +395,22 @@ static void test_keys_and_duns(void)
 	ci = NULL;
 	CHECK(fscrypt_inode_info_new(empty, &c, FSCRYPT_FT_REG, 6, uuid, &ci, why, sizeof(why)) ==
 	      -ENOKEY, "removed: ENOKEY");
+	/* a v1 descriptor holds one key: the same again is fine, another is refused */
+	{
+		static const uint8_t desc[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+		uint8_t other[64];
+
+		memcpy(other, master, sizeof(other));
+		other[63] ^= 1;
+		CHECK(fscrypt_keyring_add_v1(empty, desc, master, 64) == 0, "add v1");
+		CHECK(fscrypt_keyring_add_v1(empty, desc, master, 64) == 0, "add v1 again");
+		CHECK(fscrypt_keyring_add_v1(empty, desc, other, 64) == -EEXIST, "other v1 key");
+		CHECK(fscrypt_keyring_add_v1(empty, desc, master, 32) == -EEXIST, "shorter v1 key");
+		CHECK(fscrypt_keyring_add_v1(empty, desc, master, 15) == -EINVAL, "15 bytes");
+		CHECK(fscrypt_keyring_remove(empty, 1, desc) == 0, "remove v1");
+		CHECK(fscrypt_keyring_add_v1(empty, desc, other, 64) == 0, "other after removal");
+		CHECK(fscrypt_keyring_remove(empty, 1, desc) == 0, "remove v1");
+	}
 	/* many live infos (more than one key arena), and infos outliving the keyring */
 	{
 		enum { N = 3000 };
