@@ -77,6 +77,9 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS)
 
+# the key spellings the tool and the daemon share
+$(BUILD)/tests/unit/test_keyctl_parse: fuse/keyctl_proto.h
+
 # ---- packages ----
 deps:
 	@tests/install-deps.sh

@@ -36,14 +36,16 @@
 #define MSG_NOSIGNAL 0
 #endif
 
-/* A raw key from key_file=, in its own locked, never-dumped page. */
+/* A raw key from key_file= or v1_key_file=, in its own locked, never-dumped page. */
 struct locked_key {
 	uint8_t *page;
 	size_t len;
 	char *path;
+	int version;			/* 1: v1_key_file=, under desc */
+	uint8_t desc[F2FS_KEYCTL_DESC_SIZE];
 };
 
-/* Users who added a key: each may remove their own claim. */
+/* Users who added a v2 key: each may remove their own claim (v1 keys have none). */
 struct claim {
 	uint8_t id[F2FS_KEYCTL_ID_SIZE];
 	uid_t *uids;
@@ -87,6 +89,16 @@ struct f2fs_keyctl {
 static void wipe(void *p, size_t len)
 {
 	OPENSSL_cleanse(p, len);
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
 }
 
 /* ------------------------------------------------------------ hygiene */
@@ -190,7 +202,9 @@ void f2fs_keyctl_free(struct f2fs_fuse *fs)
 	fs->keyctl = NULL;
 }
 
-int f2fs_keyctl_opt_key_file(struct f2fs_fuse *fs, const char *path)
+/* opt names the option in messages: "key_file" or "v1_key_file". */
+static int read_key_file(struct f2fs_fuse *fs, const char *opt, const char *path, int version,
+			 const uint8_t *desc)
 {
 	struct f2fs_keyctl *kc = fs->keyctl;
 	struct locked_key *arr, *lk;
@@ -201,12 +215,12 @@ int f2fs_keyctl_opt_key_file(struct f2fs_fuse *fs, const char *path)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		fprintf(stderr, PROG ": key_file %s: %s\n", path, strerror(errno));
+		fprintf(stderr, PROG ": %s %s: %s\n", opt, path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) || S_ISDIR(st.st_mode)) {
-		fprintf(stderr, PROG ": key_file %s: %s\n", path,
-			S_ISDIR(st.st_mode) ? strerror(EISDIR) : strerror(errno));
+	err = fstat(fd, &st) ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+	if (err) {
+		fprintf(stderr, PROG ": %s %s: %s\n", opt, path, strerror(err));
 		close(fd);
 		return -1;
 	}
@@ -243,9 +257,9 @@ int f2fs_keyctl_opt_key_file(struct f2fs_fuse *fs, const char *path)
 	}
 	close(fd);
 	if (err) {
-		fprintf(stderr, PROG ": key_file %s: %s\n", path, strerror(err));
+		fprintf(stderr, PROG ": %s %s: %s\n", opt, path, strerror(err));
 	} else if (got < F2FS_KEYCTL_MIN_KEY || got > F2FS_KEYCTL_MAX_KEY) {
-		fprintf(stderr, PROG ": key_file %s: %s; a raw key has %d to %d bytes\n", path,
+		fprintf(stderr, PROG ": %s %s: %s; a raw key has %d to %d bytes\n", opt, path,
 			got > F2FS_KEYCTL_MAX_KEY ? "too long" : "too short",
 			F2FS_KEYCTL_MIN_KEY, F2FS_KEYCTL_MAX_KEY);
 		err = EINVAL;
@@ -256,9 +270,30 @@ int f2fs_keyctl_opt_key_file(struct f2fs_fuse *fs, const char *path)
 		return -1;
 	}
 	lk->len = got;
+	lk->version = version;
+	if (desc)
+		memcpy(lk->desc, desc, sizeof(lk->desc));
 	kc->npending++;
 	harden(kc);
 	return 0;
+}
+
+int f2fs_keyctl_opt_key_file(struct f2fs_fuse *fs, const char *path)
+{
+	return read_key_file(fs, "key_file", path, 2, NULL);
+}
+
+int f2fs_keyctl_opt_v1_key_file(struct f2fs_fuse *fs, const char *arg)
+{
+	uint8_t desc[F2FS_KEYCTL_DESC_SIZE];
+	const char *path = f2fs_keyctl_split_v1_key_file(arg, desc);
+
+	if (!path) {
+		fprintf(stderr, PROG ": v1_key_file=%s: expected DESCRIPTOR:PATH, the descriptor "
+			"being %d hex digits\n", arg, 2 * F2FS_KEYCTL_DESC_SIZE);
+		return -1;
+	}
+	return read_key_file(fs, "v1_key_file", path, 1, desc);
 }
 
 int f2fs_keyctl_opt_socket(struct f2fs_fuse *fs, const char *path)
@@ -514,7 +549,16 @@ static int collect_name(void *arg, const char *name, size_t len, uint32_t ino,
 	return 0;
 }
 
-static void collect(struct f2fs_keyctl *kc, const uint8_t id[16], struct inval *iv)
+/* Does a policy use the key spec names? */
+static bool policy_uses(const struct f2fs_policy *p, const struct f2fs_keyctl_key_spec *spec)
+{
+	if (spec->type == F2FS_KEYCTL_SPEC_DESCRIPTOR)
+		return p->version == 1 && !memcmp(p->key_spec, spec->u, F2FS_KEYCTL_DESC_SIZE);
+	return p->version == 2 && !memcmp(p->key_spec, spec->u, F2FS_KEYCTL_ID_SIZE);
+}
+
+static void collect(struct f2fs_keyctl *kc, const struct f2fs_keyctl_key_spec *spec,
+		    struct inval *iv)
 {
 	struct f2fs_fuse *fs = kc->fs;
 	fuse_ino_t *all;
@@ -533,8 +577,7 @@ static void collect(struct f2fs_keyctl *kc, const uint8_t id[16], struct inval *
 		struct f2fs_policy p;
 		struct f2fs_stat st;
 
-		if (f2fs_get_policy(fs->sb, nid, &p) != 0 || p.version != 2 ||
-		    memcmp(p.key_spec, id, F2FS_KEYCTL_ID_SIZE) != 0)
+		if (f2fs_get_policy(fs->sb, nid, &p) != 0 || !policy_uses(&p, spec))
 			continue;
 		all[iv->ninos++] = all[i];	/* in place: i >= ninos */
 		if (f2fs_getattr(fs->sb, nid, &st) == 0 && S_ISDIR(st.mode)) {
@@ -581,32 +624,79 @@ bool f2fs_keyctl_may_cache_absence(struct f2fs_fuse *fs, fuse_ino_t dir)
 
 /* ------------------------------------------------------------ operations */
 
+/*
+ * A key spec as it arrived: a known type, reserved bytes zero (for a
+ * descriptor, the bytes after it too).
+ */
+static bool valid_spec(const struct f2fs_keyctl_key_spec *spec)
+{
+	if (spec->reserved)
+		return false;
+	if (spec->type == F2FS_KEYCTL_SPEC_DESCRIPTOR)
+		return all_zero(spec->u + F2FS_KEYCTL_DESC_SIZE,
+				sizeof(spec->u) - F2FS_KEYCTL_DESC_SIZE);
+	return spec->type == F2FS_KEYCTL_SPEC_IDENTIFIER;
+}
+
+/*
+ * Who may add and remove v1 keys.  The kernel asks for CAP_SYS_ADMIN:
+ * a descriptor proves nothing about the key, and a v1 key serves every
+ * user of the file system, so anyone else could plant a wrong key or lock
+ * other users out.  Here the mount's administrators are root and the user
+ * running the daemon (who owns the image and the mount anyway).
+ */
+static bool may_manage_v1(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static bool spec_present(struct f2fs_keyctl *kc, const struct f2fs_keyctl_key_spec *spec)
+{
+	if (spec->type == F2FS_KEYCTL_SPEC_DESCRIPTOR)
+		return f2fs_key_present_v1(kc->fs->sb, spec->u);
+	return f2fs_key_present(kc->fs->sb, spec->u);
+}
+
 static int do_add_key(struct f2fs_keyctl *kc, uid_t uid, struct f2fs_keyctl_add *a)
 {
 	struct f2fs_fuse *fs = kc->fs;
-	uint8_t id[F2FS_KEYCTL_ID_SIZE];
+	struct f2fs_keyctl_key_spec spec = a->spec;
 	struct inval iv;
+	bool v1 = spec.type == F2FS_KEYCTL_SPEC_DESCRIPTOR;
 	bool present;
 	int err;
 
-	if (a->raw_size < F2FS_KEYCTL_MIN_KEY || a->raw_size > F2FS_KEYCTL_MAX_KEY ||
-	    a->reserved)
-		return -EINVAL;
+	if (!valid_spec(&spec) || a->raw_size < F2FS_KEYCTL_MIN_KEY ||
+	    a->raw_size > F2FS_KEYCTL_MAX_KEY || a->reserved) {
+		err = -EINVAL;
+		goto wipe;
+	}
+	if (v1 && !may_manage_v1(uid)) {
+		err = -EACCES;
+		goto wipe;
+	}
 	harden(kc);
 	pthread_mutex_lock(&kc->change_lock);
-	err = fscrypt_key_identifier(a->raw, a->raw_size, id);
-	if (err)
-		goto out;
-	present = f2fs_key_present(fs->sb, id);
+	if (!v1) {
+		err = fscrypt_key_identifier(a->raw, a->raw_size, spec.u);
+		if (err)
+			goto out;
+	}
+	present = spec_present(kc, &spec);
 	if (!present)
-		collect(kc, id, &iv);
-	err = f2fs_add_key(fs->sb, a->raw, a->raw_size, a->identifier);
-	if (!err)
-		err = add_claim(kc, a->identifier, uid);
+		collect(kc, &spec, &iv);
+	if (v1) {
+		err = f2fs_add_key_v1(fs->sb, spec.u, a->raw, a->raw_size);
+	} else {
+		err = f2fs_add_key(fs->sb, a->raw, a->raw_size, a->spec.u);
+		if (!err)
+			err = add_claim(kc, a->spec.u, uid);
+	}
 	if (!present)
 		send_inval(kc, &iv);
 out:
 	pthread_mutex_unlock(&kc->change_lock);
+wipe:
 	wipe(a->raw, sizeof(a->raw));
 	return err;
 }
@@ -614,47 +704,56 @@ out:
 static int do_remove_key(struct f2fs_keyctl *kc, uid_t uid, struct f2fs_keyctl_remove *r)
 {
 	struct f2fs_fuse *fs = kc->fs;
+	const struct f2fs_keyctl_key_spec *spec = &r->spec;
 	bool all = (r->flags & F2FS_KEYCTL_REMOVE_ALL_USERS) != 0;
+	bool v1 = spec->type == F2FS_KEYCTL_SPEC_DESCRIPTOR;
 	bool others = false;
 	struct inval iv;
 	struct claim *c;
 	int err = 0;
 
-	if (r->flags & ~F2FS_KEYCTL_REMOVE_ALL_USERS)
+	if (!valid_spec(spec) || (r->flags & ~F2FS_KEYCTL_REMOVE_ALL_USERS))
 		return -EINVAL;
-	if (all && uid != 0)
+	/* v1 keys have no claims: whoever may add them removes them, all users or not */
+	if (v1 ? !may_manage_v1(uid) : all && uid != 0)
 		return -EACCES;
 	r->status_flags = 0;
 	pthread_mutex_lock(&kc->change_lock);
-	if (!f2fs_key_present(fs->sb, r->identifier)) {
+	if (!spec_present(kc, spec)) {
 		err = -ENOKEY;
 		goto out;
 	}
-	pthread_mutex_lock(&kc->lock);
-	c = find_claim(kc, r->identifier);
-	if (claim_has(c, uid) && !all) {
-		/* Drop this user's claim; the key goes with the last one. */
-		for (size_t i = 0; i < c->n; i++) {
-			if (c->uids[i] == uid) {
-				c->uids[i] = c->uids[--c->n];
-				break;
+	if (!v1) {
+		pthread_mutex_lock(&kc->lock);
+		c = find_claim(kc, spec->u);
+		if (claim_has(c, uid) && !all) {
+			/* Drop this user's claim; the key goes with the last one. */
+			for (size_t i = 0; i < c->n; i++) {
+				if (c->uids[i] == uid) {
+					c->uids[i] = c->uids[--c->n];
+					break;
+				}
 			}
+			others = c->n > 0;
+		} else if (uid != 0) {
+			err = -EACCES;		/* someone else's key */
 		}
-		others = c->n > 0;
-	} else if (uid != 0) {
-		err = -EACCES;		/* someone else's key */
+		pthread_mutex_unlock(&kc->lock);
+		if (err)
+			goto out;
+		if (others) {
+			r->status_flags |= F2FS_KEYCTL_REMOVAL_OTHER_USERS;
+			goto out;
+		}
 	}
-	pthread_mutex_unlock(&kc->lock);
-	if (err)
-		goto out;
-	if (others) {
-		r->status_flags |= F2FS_KEYCTL_REMOVAL_OTHER_USERS;
-		goto out;
+	collect(kc, spec, &iv);
+	if (v1) {
+		err = f2fs_remove_key_v1(fs->sb, spec->u);
+	} else {
+		err = f2fs_remove_key(fs->sb, spec->u);
+		if (!err)
+			drop_claims(kc, spec->u);
 	}
-	collect(kc, r->identifier, &iv);
-	err = f2fs_remove_key(fs->sb, r->identifier);
-	if (!err)
-		drop_claims(kc, r->identifier);
 	send_inval(kc, &iv);
 out:
 	pthread_mutex_unlock(&kc->change_lock);
@@ -665,14 +764,18 @@ static int do_key_status(struct f2fs_keyctl *kc, uid_t uid, struct f2fs_keyctl_s
 {
 	struct claim *c;
 
+	if (!valid_spec(&s->spec))
+		return -EINVAL;
 	s->status = F2FS_KEYCTL_STATUS_ABSENT;
 	s->status_flags = 0;
 	s->user_count = 0;
-	if (!f2fs_key_present(kc->fs->sb, s->identifier))
+	if (!spec_present(kc, &s->spec))
 		return 0;
 	s->status = F2FS_KEYCTL_STATUS_PRESENT;
+	if (s->spec.type == F2FS_KEYCTL_SPEC_DESCRIPTOR)
+		return 0;		/* no users, as in the kernel */
 	pthread_mutex_lock(&kc->lock);
-	c = find_claim(kc, s->identifier);
+	c = find_claim(kc, s->spec.u);
 	if (c) {
 		s->user_count = (uint32_t)c->n;
 		if (claim_has(c, uid))
@@ -710,6 +813,10 @@ static int do_set_policy(struct f2fs_keyctl *kc, uid_t uid, uint32_t nid,
 
 	if (in->reserved[0] || in->reserved[1] || in->reserved[2])
 		return -EINVAL;
+	/* a v1 context holds an 8-byte descriptor: no more may come in */
+	if (in->version == 1 && !all_zero(in->key_spec + F2FS_KEYCTL_DESC_SIZE,
+					  sizeof(in->key_spec) - F2FS_KEYCTL_DESC_SIZE))
+		return -EINVAL;
 	err = f2fs_getattr(fs->sb, nid, &st);
 	if (err)
 		return err;
@@ -743,12 +850,16 @@ int f2fs_keyctl_mount(struct f2fs_fuse *fs, struct fuse_session *se, const char 
 	}
 	for (size_t i = 0; i < kc->npending; i++) {
 		struct locked_key *lk = &kc->pending[i];
-		int err = rc ? 0 : f2fs_add_key(fs->sb, lk->page, lk->len, id);
+		bool v1 = lk->version == 1;
+		int err = rc ? 0 : v1 ? f2fs_add_key_v1(fs->sb, lk->desc, lk->page, lk->len)
+				      : f2fs_add_key(fs->sb, lk->page, lk->len, id);
 
 		if (err) {
-			fprintf(stderr, PROG ": key_file %s: %s\n", lk->path, strerror(-err));
+			fprintf(stderr, PROG ": %s %s: %s\n", v1 ? "v1_key_file" : "key_file",
+				lk->path, err == -EEXIST && v1 ? "another key was given for the "
+				"same descriptor" : strerror(-err));
 			rc = -1;
-		} else if (!rc && add_claim(kc, id, getuid())) {
+		} else if (!rc && !v1 && add_claim(kc, id, getuid())) {
 			rc = -1;
 		}
 		free_locked_page(lk->page);
@@ -794,11 +905,30 @@ struct uapi_key_status_arg {
 };
 _Static_assert(sizeof(struct uapi_remove_key_arg) == 64, "fscrypt_remove_key_arg");
 _Static_assert(sizeof(struct uapi_key_status_arg) == 128, "fscrypt_get_key_status_arg");
-#define UAPI_KEY_SPEC_IDENTIFIER	2
 #define UAPI_REMOVAL_OTHER_USERS	0x2
 #define UAPI_IOC_REMOVE_KEY		_IOWR('f', 24, struct uapi_remove_key_arg)
 #define UAPI_IOC_REMOVE_KEY_ALL_USERS	_IOWR('f', 25, struct uapi_remove_key_arg)
 #define UAPI_IOC_GET_KEY_STATUS		_IOWR('f', 26, struct uapi_key_status_arg)
+
+/*
+ * The kernel's key specifier as ours (the type numbers are the same), or
+ * false where the kernel says EINVAL; it ignores the union's bytes after
+ * the descriptor or identifier, so they are not copied.
+ */
+static bool uapi_spec(const struct uapi_key_spec *in, struct f2fs_keyctl_key_spec *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (in->reserved)
+		return false;
+	if (in->type == F2FS_KEYCTL_SPEC_DESCRIPTOR)
+		memcpy(out->u, in->u, F2FS_KEYCTL_DESC_SIZE);
+	else if (in->type == F2FS_KEYCTL_SPEC_IDENTIFIER)
+		memcpy(out->u, in->u, F2FS_KEYCTL_ID_SIZE);
+	else
+		return false;
+	out->type = in->type;
+	return true;
+}
 
 static bool uapi_ioctl(fuse_req_t req, struct f2fs_keyctl *kc, unsigned int cmd,
 		       const void *in_buf, size_t in_bufsz, size_t out_bufsz)
@@ -816,12 +946,10 @@ static bool uapi_ioctl(fuse_req_t req, struct f2fs_keyctl *kc, unsigned int cmd,
 			return true;
 		}
 		memcpy(&a, in_buf, sizeof(a));
-		/* v1 keys are never added here, so there is nothing to remove. */
-		if (a.key_spec.type != UAPI_KEY_SPEC_IDENTIFIER) {
-			fuse_reply_err(req, a.key_spec.type == 1 ? ENOKEY : EINVAL);
+		if (!uapi_spec(&a.key_spec, &r.spec) || !all_zero(a.reserved, sizeof(a.reserved))) {
+			fuse_reply_err(req, EINVAL);
 			return true;
 		}
-		memcpy(r.identifier, a.key_spec.u, sizeof(r.identifier));
 		if (cmd == (unsigned int)UAPI_IOC_REMOVE_KEY_ALL_USERS)
 			r.flags = F2FS_KEYCTL_REMOVE_ALL_USERS;
 		err = do_remove_key(kc, uid, &r);
@@ -839,16 +967,11 @@ static bool uapi_ioctl(fuse_req_t req, struct f2fs_keyctl *kc, unsigned int cmd,
 			return true;
 		}
 		memcpy(&a, in_buf, sizeof(a));
-		if (a.key_spec.type != 1 && a.key_spec.type != UAPI_KEY_SPEC_IDENTIFIER) {
+		if (!uapi_spec(&a.key_spec, &st.spec) || !all_zero(a.reserved, sizeof(a.reserved))) {
 			fuse_reply_err(req, EINVAL);
 			return true;
 		}
-		st.status = F2FS_KEYCTL_STATUS_ABSENT;
-		err = 0;
-		if (a.key_spec.type == UAPI_KEY_SPEC_IDENTIFIER) {
-			memcpy(st.identifier, a.key_spec.u, sizeof(st.identifier));
-			err = do_key_status(kc, uid, &st);
-		}
+		err = do_key_status(kc, uid, &st);
 		/* Our status numbers and flags are the kernel's. */
 		a.status = st.status;
 		a.status_flags = st.status_flags;

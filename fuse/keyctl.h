@@ -17,6 +17,8 @@ void f2fs_keyctl_free(struct f2fs_fuse *fs);
 
 /* -o key_file=PATH: read the key now, into locked memory (a message on error). */
 int f2fs_keyctl_opt_key_file(struct f2fs_fuse *fs, const char *path);
+/* -o v1_key_file=DESCRIPTOR:PATH: the same for a v1 key (16 hex digits of descriptor). */
+int f2fs_keyctl_opt_v1_key_file(struct f2fs_fuse *fs, const char *arg);
 /* -o keyctl_socket=PATH, or "none" for no socket. */
 int f2fs_keyctl_opt_socket(struct f2fs_fuse *fs, const char *path);
 /* allow_other / allow_root: who may use the socket besides the mounting user. */

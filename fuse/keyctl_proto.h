@@ -19,26 +19,46 @@
 #ifndef F2FS_KEYCTL_PROTO_H
 #define F2FS_KEYCTL_PROTO_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #define F2FS_KEYCTL_ID_SIZE	16	/* v2 key identifier */
+#define F2FS_KEYCTL_DESC_SIZE	8	/* v1 key descriptor */
 #define F2FS_KEYCTL_MIN_KEY	16
 #define F2FS_KEYCTL_MAX_KEY	64
 
-/* add: raw key in, identifier out */
+/*
+ * Which key, as the kernel's struct fscrypt_key_specifier names it (the
+ * type numbers are its FSCRYPT_KEY_SPEC_TYPE_*): a v1 descriptor in u[0..7]
+ * with u[8..15] zero, or a v2 identifier in u[].
+ */
+#define F2FS_KEYCTL_SPEC_DESCRIPTOR	1
+#define F2FS_KEYCTL_SPEC_IDENTIFIER	2
+struct f2fs_keyctl_key_spec {
+	uint32_t type;
+	uint32_t reserved;		/* 0 */
+	uint8_t u[F2FS_KEYCTL_ID_SIZE];
+};
+
+/*
+ * add: raw key in; for an identifier spec the identifier comes out in
+ * spec.u, a descriptor spec names the v1 key going in.
+ */
 struct f2fs_keyctl_add {
+	struct f2fs_keyctl_key_spec spec;
 	uint32_t raw_size;		/* 16..64 */
 	uint32_t reserved;		/* 0 */
 	uint8_t raw[F2FS_KEYCTL_MAX_KEY];
-	uint8_t identifier[F2FS_KEYCTL_ID_SIZE];	/* out */
 };
 
 /* remove: drop the caller's claim (or all claims) to a key */
 #define F2FS_KEYCTL_REMOVE_ALL_USERS		0x1	/* flags: root only */
 #define F2FS_KEYCTL_REMOVAL_OTHER_USERS		0x1	/* status_flags: key kept */
 struct f2fs_keyctl_remove {
-	uint8_t identifier[F2FS_KEYCTL_ID_SIZE];
+	struct f2fs_keyctl_key_spec spec;
 	uint32_t flags;
 	uint32_t status_flags;		/* out */
 };
@@ -48,10 +68,10 @@ struct f2fs_keyctl_remove {
 #define F2FS_KEYCTL_STATUS_PRESENT	2
 #define F2FS_KEYCTL_STATUS_FLAG_ADDED_BY_SELF	0x1
 struct f2fs_keyctl_status {
-	uint8_t identifier[F2FS_KEYCTL_ID_SIZE];
+	struct f2fs_keyctl_key_spec spec;
 	uint32_t status;		/* out */
 	uint32_t status_flags;		/* out */
-	uint32_t user_count;		/* out: users holding a claim */
+	uint32_t user_count;		/* out: users holding a claim (v1 keys: 0) */
 	uint32_t reserved;
 };
 
@@ -65,6 +85,12 @@ struct f2fs_keyctl_policy {
 	uint8_t reserved[3];
 	uint8_t key_spec[F2FS_KEYCTL_ID_SIZE];	/* v1: 8-byte descriptor */
 };
+
+/* The sizes are part of the ioctl numbers. */
+_Static_assert(sizeof(struct f2fs_keyctl_add) == 96, "f2fs_keyctl_add");
+_Static_assert(sizeof(struct f2fs_keyctl_remove) == 32, "f2fs_keyctl_remove");
+_Static_assert(sizeof(struct f2fs_keyctl_status) == 40, "f2fs_keyctl_status");
+_Static_assert(sizeof(struct f2fs_keyctl_policy) == 24, "f2fs_keyctl_policy");
 
 /*
  * Key ioctls work on any file or directory of the mount; the policy
@@ -81,7 +107,8 @@ struct f2fs_keyctl_policy {
 /* ---- the socket transport ---- */
 
 #define F2FS_KEYCTL_MSG_MAGIC	0x46324b43u	/* "F2KC" */
-#define F2FS_KEYCTL_MSG_VERSION	1
+/* 2: key specifiers (v1 keys) in the key structs */
+#define F2FS_KEYCTL_MSG_VERSION	2
 
 enum f2fs_keyctl_op {
 	F2FS_KEYCTL_OP_ADD_KEY = 1,
@@ -111,6 +138,71 @@ struct f2fs_keyctl_msg {
 		uint8_t pad[128];
 	} u;
 };
+
+/* ---- spelling, shared by the tool and the daemon ---- */
+
+static inline int f2fs_keyctl_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* n bytes from the 2n hex digits at s (slen must be 2n); false otherwise. */
+static inline bool f2fs_keyctl_unhex(const char *s, size_t slen, uint8_t *out, size_t n)
+{
+	if (slen != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int hi = f2fs_keyctl_hexval(s[2 * i]), lo = f2fs_keyctl_hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+/*
+ * A key as the command line names it: 16 hex digits are a v1 descriptor,
+ * 32 a v2 identifier (as fscryptctl shows them).  false for anything else.
+ */
+static inline bool f2fs_keyctl_parse_spec(const char *s, struct f2fs_keyctl_key_spec *spec)
+{
+	size_t len = strlen(s);
+
+	memset(spec, 0, sizeof(*spec));
+	if (f2fs_keyctl_unhex(s, len, spec->u, F2FS_KEYCTL_DESC_SIZE)) {
+		spec->type = F2FS_KEYCTL_SPEC_DESCRIPTOR;
+		return true;
+	}
+	if (f2fs_keyctl_unhex(s, len, spec->u, F2FS_KEYCTL_ID_SIZE)) {
+		spec->type = F2FS_KEYCTL_SPEC_IDENTIFIER;
+		return true;
+	}
+	memset(spec, 0, sizeof(*spec));
+	return false;
+}
+
+/*
+ * The value of -o v1_key_file=DESCRIPTOR:PATH: the descriptor (16 hex
+ * digits) into desc, and the path (which may hold more colons) returned;
+ * NULL if the value has no such form or the path is empty.
+ */
+static inline const char *f2fs_keyctl_split_v1_key_file(const char *arg,
+							 uint8_t desc[F2FS_KEYCTL_DESC_SIZE])
+{
+	const char *colon = strchr(arg, ':');
+
+	if (!colon || !colon[1] ||
+	    !f2fs_keyctl_unhex(arg, (size_t)(colon - arg), desc, F2FS_KEYCTL_DESC_SIZE))
+		return NULL;
+	return colon + 1;
+}
 
 /*
  * Where the daemon listens unless -o keyctl_socket=PATH says otherwise:

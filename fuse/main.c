@@ -53,6 +53,7 @@ enum {
 	KEY_FSYNC_CHECKPOINT,
 	KEY_IO_STATS,
 	KEY_KEY_FILE,
+	KEY_V1_KEY_FILE,
 	KEY_KEYCTL_SOCKET,
 	KEY_ALLOW_OTHER,
 	KEY_ALLOW_ROOT,
@@ -75,6 +76,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("fsync_checkpoint", KEY_FSYNC_CHECKPOINT),
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
 	FUSE_OPT_KEY("key_file=", KEY_KEY_FILE),
+	FUSE_OPT_KEY("v1_key_file=", KEY_V1_KEY_FILE),
 	FUSE_OPT_KEY("keyctl_socket=", KEY_KEYCTL_SOCKET),
 	/* Noted for the key socket's access rule, then passed on to libfuse. */
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
@@ -247,6 +249,8 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 0;
 	case KEY_KEY_FILE:
 		return f2fs_keyctl_opt_key_file(fs, opt_value(arg)) ? -1 : 0;
+	case KEY_V1_KEY_FILE:
+		return f2fs_keyctl_opt_v1_key_file(fs, opt_value(arg)) ? -1 : 0;
 	case KEY_KEYCTL_SOCKET:
 		return f2fs_keyctl_opt_socket(fs, opt_value(arg)) ? -1 : 0;
 	case KEY_ALLOW_OTHER:
@@ -291,6 +295,8 @@ static void help(void)
 	       "                           unmount\n"
 	       "    -o key_file=PATH       add the raw fscrypt key (16 to 64 bytes) in PATH;\n"
 	       "                           may be repeated\n"
+	       "    -o v1_key_file=DESCRIPTOR:PATH  the same for a v1 policy key, named by\n"
+	       "                           its 16-hex-digit descriptor; may be repeated\n"
 	       "    -o keyctl_socket=PATH  where f2fs-fusectl finds this mount without ioctls\n"
 	       "                           (default: see f2fs-fusectl(8)); \"none\": no socket\n"
 	       "    -o default_permissions always on: the kernel checks permissions\n"

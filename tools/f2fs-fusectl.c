@@ -3,11 +3,13 @@
  * f2fs-fusectl: fscrypt keys and policies on an f2fs-fuse mount, with the
  * subcommands and output of fscryptctl.
  *
- *   f2fs-fusectl add_key [--key-file=FILE] MOUNTPOINT...
- *   f2fs-fusectl remove_key [--all-users] KEYID MOUNTPOINT
- *   f2fs-fusectl key_status KEYID MOUNTPOINT
+ *   f2fs-fusectl add_key [--key-file=FILE] [--descriptor=DESC] MOUNTPOINT...
+ *   f2fs-fusectl remove_key [--all-users] KEY MOUNTPOINT
+ *   f2fs-fusectl key_status KEY MOUNTPOINT
  *   f2fs-fusectl get_policy PATH
- *   f2fs-fusectl set_policy [OPTIONS] KEYID DIRECTORY
+ *   f2fs-fusectl set_policy [OPTIONS] KEY DIRECTORY
+ *
+ * KEY is a v2 key identifier (32 hex digits) or a v1 key descriptor (16).
  *
  * Requests go as F2FS_IOC_* ioctls (fuse/keyctl_proto.h) and, where the
  * mount has no ioctls (FUSE-T) or --socket is given, over the mount's
@@ -64,15 +66,16 @@ static const struct {
 	uint8_t mode;
 	const char *name;
 	bool contents, filenames;	/* settable with --contents / --filenames */
+	unsigned int keysize;		/* the least master key the kernel takes for it */
 } modes[] = {
-	{ MODE_AES_256_XTS, "AES-256-XTS", true, false },
-	{ MODE_AES_256_CTS, "AES-256-CTS", false, true },
-	{ MODE_AES_128_CBC, "AES-128-CBC", true, false },
-	{ MODE_AES_128_CTS, "AES-128-CTS", false, true },
-	{ MODE_SM4_XTS, "SM4-XTS", false, false },
-	{ MODE_SM4_CTS, "SM4-CTS", false, false },
-	{ MODE_ADIANTUM, "Adiantum", true, true },
-	{ MODE_AES_256_HCTR2, "AES-256-HCTR2", false, true },
+	{ MODE_AES_256_XTS, "AES-256-XTS", true, false, 64 },
+	{ MODE_AES_256_CTS, "AES-256-CTS", false, true, 32 },
+	{ MODE_AES_128_CBC, "AES-128-CBC", true, false, 16 },
+	{ MODE_AES_128_CTS, "AES-128-CTS", false, true, 16 },
+	{ MODE_SM4_XTS, "SM4-XTS", false, false, 32 },
+	{ MODE_SM4_CTS, "SM4-CTS", false, false, 16 },
+	{ MODE_ADIANTUM, "Adiantum", true, true, 32 },
+	{ MODE_AES_256_HCTR2, "AES-256-HCTR2", false, true, 32 },
 };
 
 /* Not an errno: a socket served by neither root nor the caller. */
@@ -99,23 +102,29 @@ static void usage(FILE *out)
 	fputs("usage: " PROG " [--socket[=PATH]] COMMAND [ARGS]\n"
 	      "\n"
 	      "Commands:\n"
-	      "  " PROG " add_key [--key-file=FILE] MOUNTPOINT...\n"
+	      "  " PROG " add_key [--key-file=FILE] [--descriptor=DESCRIPTOR] MOUNTPOINT...\n"
 	      "      Add a raw key (16 to 64 bytes, read from standard input or FILE) to the\n"
-	      "      mount(s) and print its key identifier.\n"
-	      "  " PROG " remove_key [--all-users] KEY_IDENTIFIER MOUNTPOINT\n"
+	      "      mount(s) and print its key identifier; with --descriptor (16 hex\n"
+	      "      digits), add it as a v1 policy key under that descriptor (root or the\n"
+	      "      user who mounted only).\n"
+	      "  " PROG " remove_key [--all-users] KEY MOUNTPOINT\n"
 	      "      Remove your claim to a key (--all-users: every claim; root only).\n"
-	      "  " PROG " key_status KEY_IDENTIFIER MOUNTPOINT\n"
+	      "  " PROG " key_status KEY MOUNTPOINT\n"
 	      "      Print whether the key is present.\n"
 	      "  " PROG " get_policy PATH\n"
 	      "      Print the encryption policy of a file or directory.\n"
-	      "  " PROG " set_policy [OPTION...] KEY_IDENTIFIER DIRECTORY\n"
-	      "      Encrypt an empty directory with the key.  Options:\n"
+	      "  " PROG " set_policy [OPTION...] KEY DIRECTORY\n"
+	      "      Encrypt an empty directory with the key: a v2 policy for a key\n"
+	      "      identifier, a v1 policy for a key descriptor.  Options:\n"
 	      "        --contents=AES-256-XTS|AES-128-CBC|Adiantum      (default AES-256-XTS)\n"
 	      "        --filenames=AES-256-CTS|AES-128-CTS|AES-256-HCTR2|Adiantum\n"
 	      "                                                         (default AES-256-CTS)\n"
 	      "        --padding=4|8|16|32                              (default 32)\n"
 	      "        --direct-key  --iv-ino-lblk-64  --iv-ino-lblk-32\n"
 	      "        --data-unit-size=512|1024|2048|4096              (default: the block)\n"
+	      "      (v1 policies take neither --iv-ino-lblk-* nor --data-unit-size)\n"
+	      "\n"
+	      "KEY is a key identifier (32 hex digits) or a v1 key descriptor (16).\n"
 	      "\n"
 	      "Options for every command:\n"
 	      "  --socket         talk to the mount's control socket, not through ioctls\n"
@@ -172,29 +181,19 @@ static void to_hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int hexval(char c)
+/* A key identifier or descriptor from the command line, with the error message. */
+static bool parse_key(const char *s, struct f2fs_keyctl_key_spec *spec)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	if (f2fs_keyctl_parse_spec(s, spec))
+		return true;
+	fail("invalid key identifier: %s (32 hex digits, or 16 for a v1 key descriptor)", s);
+	return false;
 }
 
-static bool parse_keyid(const char *s, uint8_t id[F2FS_KEYCTL_ID_SIZE])
+static void spec_hex(const struct f2fs_keyctl_key_spec *spec, char *out)
 {
-	if (strlen(s) != 2 * F2FS_KEYCTL_ID_SIZE)
-		return false;
-	for (size_t i = 0; i < F2FS_KEYCTL_ID_SIZE; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		id[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return true;
+	to_hex(spec->u, spec->type == F2FS_KEYCTL_SPEC_DESCRIPTOR ? F2FS_KEYCTL_DESC_SIZE
+								   : F2FS_KEYCTL_ID_SIZE, out);
 }
 
 /* ------------------------------------------------------------ transports */
@@ -444,20 +443,27 @@ static int cmd_add_key(int argc, char *argv[])
 {
 	static const struct option opts[] = {
 		{ "key-file", required_argument, NULL, 'k' },
+		{ "descriptor", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *key_file = NULL;
 	struct f2fs_keyctl_add *a;
+	struct f2fs_keyctl_key_spec spec = { .type = F2FS_KEYCTL_SPEC_IDENTIFIER };
 	char hex[2 * F2FS_KEYCTL_ID_SIZE + 1];
 	size_t len = 0;
 	int ch, fd = STDIN_FILENO, rc = EXIT_SUCCESS;
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'k') {
+		if (ch == 'k') {
+			key_file = optarg;
+		} else if (ch == 'd') {
+			if (!f2fs_keyctl_parse_spec(optarg, &spec) ||
+			    spec.type != F2FS_KEYCTL_SPEC_DESCRIPTOR)
+				return fail("invalid key descriptor: %s (16 hex digits)", optarg);
+		} else {
 			usage(stderr);
 			return EXIT_FAILURE;
 		}
-		key_file = optarg;
 	}
 	if (optind >= argc)
 		return fail("must specify at least one mountpoint");
@@ -493,13 +499,20 @@ static int cmd_add_key(int argc, char *argv[])
 		int err;
 
 		*io = *a;
+		io->spec = spec;
 		io->raw_size = (uint32_t)len;
 		err = request(argv[i], false, F2FS_IOC_ADD_KEY, F2FS_KEYCTL_OP_ADD_KEY, io,
 			      sizeof(*io));
-		if (err) {
+		if (err == -EACCES && spec.type == F2FS_KEYCTL_SPEC_DESCRIPTOR) {
+			rc = fail("adding key to %s: %s (only root or the user who mounted may add "
+				  "v1 keys)", argv[i], strerror(EACCES));
+		} else if (err == -EEXIST && spec.type == F2FS_KEYCTL_SPEC_DESCRIPTOR) {
+			rc = fail("adding key to %s: a different key is present under this "
+				  "descriptor (remove it first)", argv[i]);
+		} else if (err) {
 			rc = fail("adding key to %s: %s", argv[i], errmsg(-err));
 		} else {
-			to_hex(io->identifier, F2FS_KEYCTL_ID_SIZE, hex);
+			spec_hex(&io->spec, hex);
 			if (i == optind)
 				puts(hex);
 		}
@@ -530,13 +543,15 @@ static int cmd_remove_key(int argc, char *argv[])
 	}
 	if (argc - optind != 2)
 		return fail("must specify a key identifier and a mountpoint");
-	if (!parse_keyid(argv[optind], r.identifier))
-		return fail("invalid key identifier: %s", argv[optind]);
+	if (!parse_key(argv[optind], &r.spec))
+		return EXIT_FAILURE;
 	err = request(argv[optind + 1], false, F2FS_IOC_REMOVE_KEY, F2FS_KEYCTL_OP_REMOVE_KEY,
 		      &r, sizeof(r));
 	if (err == -EACCES)
-		return fail("removing key: %s (only root or a user who added the key may "
-			    "remove it)", strerror(EACCES));
+		return fail("removing key: %s (%s)", strerror(EACCES),
+			    r.spec.type == F2FS_KEYCTL_SPEC_DESCRIPTOR ?
+			    "only root or the user who mounted may remove v1 keys" :
+			    "only root or a user who added the key may remove it");
 	if (err)
 		return fail("removing key: %s", errmsg(-err));
 	if (r.status_flags & F2FS_KEYCTL_REMOVAL_OTHER_USERS)
@@ -554,13 +569,16 @@ static int cmd_key_status(int argc, char *argv[])
 	if (argc != 3)
 		return fail("must specify a key identifier and a mountpoint");
 	memset(&s, 0, sizeof(s));
-	if (!parse_keyid(argv[1], s.identifier))
-		return fail("invalid key identifier: %s", argv[1]);
+	if (!parse_key(argv[1], &s.spec))
+		return EXIT_FAILURE;
 	err = request(argv[2], false, F2FS_IOC_KEY_STATUS, F2FS_KEYCTL_OP_KEY_STATUS, &s,
 		      sizeof(s));
 	if (err)
 		return fail("getting key status: %s", errmsg(-err));
-	if (s.status == F2FS_KEYCTL_STATUS_PRESENT)
+	/* as fscryptctl: no parentheses for a key without users (v1) */
+	if (s.status == F2FS_KEYCTL_STATUS_PRESENT && !s.user_count && !s.status_flags)
+		puts("Present");
+	else if (s.status == F2FS_KEYCTL_STATUS_PRESENT)
 		printf("Present (user_count=%u%s)\n", s.user_count,
 		       (s.status_flags & F2FS_KEYCTL_STATUS_FLAG_ADDED_BY_SELF) ?
 		       ", added_by_self" : "");
@@ -577,6 +595,14 @@ static const char *mode_name(uint8_t mode)
 		if (modes[i].mode == mode)
 			return modes[i].name;
 	return NULL;
+}
+
+static unsigned int mode_keysize(uint8_t mode)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (modes[i].mode == mode)
+			return modes[i].keysize;
+	return 0;
 }
 
 static void show_mode(const char *what, uint8_t mode)
@@ -669,6 +695,7 @@ static int cmd_set_policy(int argc, char *argv[])
 		.filenames_mode = MODE_AES_256_CTS,
 		.flags = 3,	/* PAD_32 */
 	};
+	struct f2fs_keyctl_key_spec spec;
 	int ch, err;
 	char *end;
 	unsigned long v;
@@ -722,8 +749,19 @@ static int cmd_set_policy(int argc, char *argv[])
 	}
 	if (argc - optind != 2)
 		return fail("must specify a key identifier and a directory");
-	if (!parse_keyid(argv[optind], p.key_spec))
-		return fail("invalid key identifier: %s", argv[optind]);
+	if (!parse_key(argv[optind], &spec))
+		return EXIT_FAILURE;
+	memcpy(p.key_spec, spec.u, sizeof(p.key_spec));
+	if (spec.type == F2FS_KEYCTL_SPEC_DESCRIPTOR) {
+		/* the v1 context has room for neither */
+		if (p.flags & (FLAG_IV_INO_LBLK_64 | FLAG_IV_INO_LBLK_32))
+			return fail("v1 policies (a key descriptor) take no --iv-ino-lblk-64 or "
+				    "--iv-ino-lblk-32; use a v2 key");
+		if (p.log2_data_unit_size)
+			return fail("v1 policies (a key descriptor) take no --data-unit-size; "
+				    "use a v2 key");
+		p.version = 1;
+	}
 	err = request(argv[optind + 1], true, F2FS_IOC_SET_POLICY, F2FS_KEYCTL_OP_SET_POLICY, &p,
 		      sizeof(p));
 	if (err == -EACCES)
@@ -732,6 +770,14 @@ static int cmd_set_policy(int argc, char *argv[])
 	if (err == -EINVAL)
 		return fail("setting policy for %s: invalid policy (incompatible modes or "
 			    "flags)", argv[optind + 1]);
+#ifdef EKEYREJECTED
+	if (err == -EKEYREJECTED)
+		return fail("setting policy for %s: the key is too short for %s/%s (they need "
+			    "a key of at least %u bytes)", argv[optind + 1],
+			    mode_name(p.contents_mode), mode_name(p.filenames_mode),
+			    mode_keysize(p.contents_mode) > mode_keysize(p.filenames_mode) ?
+			    mode_keysize(p.contents_mode) : mode_keysize(p.filenames_mode));
+#endif
 	if (err)
 		return fail("setting policy for %s: %s", argv[optind + 1], errmsg(-err));
 	return EXIT_SUCCESS;
