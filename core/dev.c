@@ -4,6 +4,7 @@
  * memory buffer, with vectored I/O, optional O_DIRECT, the inline-crypto
  * hook, and request-size statistics.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,11 +13,28 @@
 
 #define DEV_MAX_IOV 1024	/* stay well under IOV_MAX */
 
+/*
+ * Bounce buffers are kept for reuse: a fresh multi-megabyte allocation per
+ * encrypted bio is a fresh mmap, and faulting in and zeroing its pages cost
+ * more CPU than the cipher itself.
+ */
+#define BOUNCE_POOL 8
+#define BOUNCE_MIN_BLOCKS 256	/* one FUSE write of 1 MiB */
+
+struct bounce {
+	void *buf;
+	uint32_t nr;		/* blocks */
+};
+
 struct f2fs_dev {
 	int fd;			/* -1 for a memory device */
 	const uint8_t *mem;
 	uint64_t size;		/* bytes */
 	bool readonly, direct, is_blkdev;
+
+	pthread_mutex_t bounce_lock;
+	struct bounce bounce[BOUNCE_POOL];
+	int nr_bounce;
 
 	atomic_uint_fast64_t reads, read_bytes, writes, write_bytes, flushes;
 	atomic_uint_fast64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
@@ -57,9 +75,43 @@ static struct f2fs_dev *dev_alloc(void)
 {
 	struct f2fs_dev *dev = calloc(1, sizeof(*dev));
 
-	if (dev)
-		dev->fd = -1;
+	if (!dev)
+		return NULL;
+	dev->fd = -1;
+	if (pthread_mutex_init(&dev->bounce_lock, NULL)) {
+		free(dev);
+		return NULL;
+	}
 	return dev;
+}
+
+static struct bounce bounce_get(struct f2fs_dev *dev, uint32_t nr)
+{
+	struct bounce b = { NULL, 0 };
+
+	pthread_mutex_lock(&dev->bounce_lock);
+	if (dev->nr_bounce)
+		b = dev->bounce[--dev->nr_bounce];
+	pthread_mutex_unlock(&dev->bounce_lock);
+	if (b.buf && b.nr >= nr)
+		return b;
+	free(b.buf);
+	b.nr = nr > BOUNCE_MIN_BLOCKS ? nr : BOUNCE_MIN_BLOCKS;
+	b.buf = f2fs_alloc_blocks(b.nr);
+	if (!b.buf)
+		b.nr = 0;
+	return b;
+}
+
+static void bounce_put(struct f2fs_dev *dev, struct bounce b)
+{
+	pthread_mutex_lock(&dev->bounce_lock);
+	if (dev->nr_bounce < BOUNCE_POOL) {
+		dev->bounce[dev->nr_bounce++] = b;
+		b.buf = NULL;
+	}
+	pthread_mutex_unlock(&dev->bounce_lock);
+	free(b.buf);
 }
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out)
@@ -72,7 +124,7 @@ int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev 
 	err = f2fs_plat_open_device(path, readonly, direct, &dev->fd, &dev->size,
 				    &dev->is_blkdev);
 	if (err) {
-		free(dev);
+		f2fs_dev_close(dev);
 		return err;
 	}
 	dev->readonly = readonly;
@@ -100,6 +152,9 @@ void f2fs_dev_close(struct f2fs_dev *dev)
 		return;
 	if (dev->fd >= 0)
 		close(dev->fd);
+	for (int i = 0; i < dev->nr_bounce; i++)
+		free(dev->bounce[i].buf);
+	pthread_mutex_destroy(&dev->bounce_lock);
 	free(dev);
 }
 
@@ -200,7 +255,6 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 	bool write = bio->op == F2FS_BIO_WRITE;
 	uint64_t off = (uint64_t)bio->blkaddr * F2FS_BLKSIZE;
 	size_t total = 0;
-	uint8_t *bounce = NULL;
 	struct iovec biov;
 	int err = 0;
 
@@ -225,7 +279,9 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 		bool need_bounce = (write && bio->crypt) ||
 				   (dev->direct && !iov_aligned(bio->iov, bio->iovcnt));
 		if (need_bounce) {
-			bounce = f2fs_alloc_blocks(bio->nr_blocks);
+			struct bounce b = bounce_get(dev, bio->nr_blocks);
+			uint8_t *bounce = b.buf;
+
 			if (!bounce)
 				return -ENOMEM;
 			biov.iov_base = bounce;
@@ -242,7 +298,7 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 				if (!err)
 					iov_scatter(bio->iov, bio->iovcnt, bounce);
 			}
-			free(bounce);
+			bounce_put(dev, b);
 		} else {
 			err = fd_rw(dev, write, bio->iov, bio->iovcnt, off, total);
 		}
