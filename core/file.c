@@ -312,10 +312,12 @@ out:
 
 /*
  * fsync (f2fs_do_sync_file): data is already on the device (writes are not
- * buffered), so flush it, then write the inode's direct nodes with the
- * fsync mark and flush again; roll-forward recovery replays them after a
- * crash.  Cases the roll-forward cannot express take a full checkpoint,
- * as the kernel's need_do_checkpoint decides.
+ * buffered), so write the inode's direct nodes with the fsync mark and
+ * issue one cache flush for both, as the kernel does (it waits for the data
+ * and node writes, then calls f2fs_issue_flush once); roll-forward recovery
+ * replays the marked nodes after a crash.  Cases the roll-forward cannot
+ * express take a full checkpoint, as the kernel's need_do_checkpoint
+ * decides.
  */
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {
@@ -334,9 +336,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
 		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint;
 	if (!need_cp) {
-		err = f2fs_dev_flush(sb->dev);
-		if (!err)
-			err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
+		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
 		if (!err)
 			err = f2fs_dev_flush(sb->dev);
 	}
