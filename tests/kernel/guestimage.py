@@ -38,9 +38,10 @@ WANTED_MODULES = [
     # f2fs and what it needs at mount time ("softdep f2fs pre: crc32")
     "crc32_generic", "crc32c_generic", "lz4_compress", "lz4hc_compress",
     "zstd_compress", "f2fs",
-    # fscrypt algorithms (for the encryption work): AES-XTS/CTS, Adiantum
+    # fscrypt algorithms: AES-XTS/CTS, Adiantum, AES-128-CBC-ESSIV (cbc,
+    # sha256 and aes are built in)
     "ecb", "xts", "cts", "sha512_generic", "libpoly1305", "libchacha",
-    "chacha_generic", "poly1305_generic", "nhpoly1305", "adiantum",
+    "chacha_generic", "poly1305_generic", "nhpoly1305", "adiantum", "essiv",
 ]
 
 # Host files the guest runs (with the shared libraries ldd names).

@@ -17,6 +17,19 @@
         changes, chmod/chown/utime; works on what it finds
     fsinfo DIR
         statvfs of DIR as key=value lines
+    add-key MNT KEYFILE [--descriptor HEX]
+        add a raw fscrypt key to the filesystem at MNT (FS_IOC_ADD_ENCRYPTION_KEY);
+        prints the key identifier the kernel computed (v2), or the descriptor (v1)
+    set-policy DIR KIND KEY
+        FS_IOC_SET_ENCRYPTION_POLICY on the empty DIR: KIND is a CRYPT_KINDS
+        name, KEY the key identifier (v2) or descriptor (v1) in hex
+    get-policy DIR...
+        FS_IOC_GET_ENCRYPTION_POLICY_EX: one line per DIR, "DIR<TAB>KIND<TAB>KEY"
+        (KIND is the CRYPT_KINDS name that matches, or the raw fields)
+    crypt-tree DIR [--seed N] [--small]
+        the tree written into each encrypted directory (crypt_tree)
+    crypt-more DIR... [--seed N]
+        a round of changes on trees made by crypt-tree (crypt_more)
 
 Only the standard library; the guest ships a minimal one (see guestimage.py).
 Every step is deterministic for a given seed, so a failing tree can be made
@@ -648,6 +661,258 @@ def fsync_round(root, seed=5):
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------- fscrypt
+
+# linux/fscrypt.h
+FSCRYPT_MODES = {"AES-256-XTS": 1, "AES-256-CTS": 4, "AES-128-CBC": 5, "AES-128-CTS": 6,
+                 "Adiantum": 9}
+FSCRYPT_MODE_NAMES = {v: k for k, v in FSCRYPT_MODES.items()}
+FSCRYPT_PAD = {4: 0x0, 8: 0x1, 16: 0x2, 32: 0x3}
+FSCRYPT_POLICY_FLAG_DIRECT_KEY = 0x4
+FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64 = 0x8
+FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32 = 0x10
+FSCRYPT_KEY_SPEC_TYPE_DESCRIPTOR = 1
+FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER = 2
+FSCRYPT_POLICY_V1 = 0
+FSCRYPT_POLICY_V2 = 2
+
+# The policy kinds the encryption tests put on directories:
+# name: (policy version 1|2, contents mode, filenames mode, flags)
+CRYPT_KINDS = {
+    "v2-default": (2, "AES-256-XTS", "AES-256-CTS", FSCRYPT_PAD[32]),
+    "v2-pad4": (2, "AES-256-XTS", "AES-256-CTS", FSCRYPT_PAD[4]),
+    "v2-pad8": (2, "AES-256-XTS", "AES-256-CTS", FSCRYPT_PAD[8]),
+    "v2-pad16": (2, "AES-256-XTS", "AES-256-CTS", FSCRYPT_PAD[16]),
+    "v2-iv64": (2, "AES-256-XTS", "AES-256-CTS",
+                FSCRYPT_PAD[32] | FSCRYPT_POLICY_FLAG_IV_INO_LBLK_64),
+    "v2-iv32": (2, "AES-256-XTS", "AES-256-CTS",
+                FSCRYPT_PAD[32] | FSCRYPT_POLICY_FLAG_IV_INO_LBLK_32),
+    "v2-adiantum": (2, "Adiantum", "Adiantum", FSCRYPT_PAD[32] | FSCRYPT_POLICY_FLAG_DIRECT_KEY),
+    "v2-aes128": (2, "AES-128-CBC", "AES-128-CTS", FSCRYPT_PAD[32]),
+    "v1-default": (1, "AES-256-XTS", "AES-256-CTS", FSCRYPT_PAD[32]),
+    "v1-adiantum": (1, "Adiantum", "Adiantum", FSCRYPT_PAD[32] | FSCRYPT_POLICY_FLAG_DIRECT_KEY),
+}
+
+
+def _ioc(direction, nr, size):
+    """_IOC(dir, 'f', nr, size) with dir 1 = write, 2 = read (the kernel's view)."""
+    return (direction << 30) | (size << 16) | (ord("f") << 8) | nr
+
+
+FS_IOC_SET_ENCRYPTION_POLICY = _ioc(2, 19, 12)       # _IOR('f', 19, struct fscrypt_policy_v1)
+FS_IOC_GET_ENCRYPTION_POLICY_EX = _ioc(3, 22, 9)     # _IOWR('f', 22, __u8[9])
+FS_IOC_ADD_ENCRYPTION_KEY = _ioc(3, 23, 80)          # _IOWR('f', 23, struct fscrypt_add_key_arg)
+
+
+def add_key(mnt, raw, descriptor=None):
+    """FS_IOC_ADD_ENCRYPTION_KEY on the filesystem at `mnt`: a v2 key (the
+    kernel fills in its identifier, returned as hex) or, with an 8-byte
+    descriptor in hex, a v1 key in the filesystem's keyring (root only).
+    struct fscrypt_add_key_arg: key_spec {u32 type, u32 reserved, u8 u[32]},
+    u32 raw_size, u32 key_id, u32 reserved[8], u8 raw[]."""
+    import fcntl
+    if descriptor:
+        spec = struct.pack("<II32s", FSCRYPT_KEY_SPEC_TYPE_DESCRIPTOR, 0,
+                           bytes.fromhex(descriptor))
+    else:
+        spec = struct.pack("<II32s", FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER, 0, b"")
+    arg = bytearray(spec + struct.pack("<II32x", len(raw), 0) + raw)
+    fd = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, arg)
+    finally:
+        os.close(fd)
+    return descriptor if descriptor else bytes(arg[8:24]).hex()
+
+
+def set_policy(path, kind, key):
+    """FS_IOC_SET_ENCRYPTION_POLICY of the CRYPT_KINDS `kind` on the empty
+    directory `path`; `key` is the identifier (v2) or descriptor (v1) in hex.
+    struct fscrypt_policy_v1: u8 version (0), contents, filenames, flags,
+    u8 descriptor[8]; struct fscrypt_policy_v2: u8 version (2), contents,
+    filenames, flags, u8 reserved[4], u8 identifier[16]."""
+    import fcntl
+    version, contents, filenames, flags = CRYPT_KINDS[kind]
+    modes = (FSCRYPT_MODES[contents], FSCRYPT_MODES[filenames], flags)
+    if version == 1:
+        arg = struct.pack("<BBBB8s", FSCRYPT_POLICY_V1, *modes, bytes.fromhex(key))
+    else:
+        arg = struct.pack("<BBBB4x16s", FSCRYPT_POLICY_V2, *modes, bytes.fromhex(key))
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_SET_ENCRYPTION_POLICY, arg)
+    finally:
+        os.close(fd)
+
+
+def get_policy(path):
+    """(kind name or raw description, key hex) of `path`'s policy, from
+    FS_IOC_GET_ENCRYPTION_POLICY_EX (u64 policy_size, then the policy)."""
+    import fcntl
+    arg = bytearray(struct.pack("<Q", 24) + bytes(24))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_GET_ENCRYPTION_POLICY_EX, arg)
+    finally:
+        os.close(fd)
+    size, = struct.unpack_from("<Q", arg, 0)
+    version, contents, filenames, flags = arg[8:12]
+    if version == FSCRYPT_POLICY_V1:
+        fields, key = (1, contents, filenames, flags), bytes(arg[12:20]).hex()
+    else:
+        fields, key = (version, contents, filenames, flags), bytes(arg[16:32]).hex()
+    for name, (v, c, f, fl) in CRYPT_KINDS.items():
+        if (v, FSCRYPT_MODES[c], FSCRYPT_MODES[f], fl) == fields and \
+                size == (12 if v == 1 else 24):
+            return name, key
+    return "version=%d contents=%d filenames=%d flags=%#x size=%d" % (fields + (size,)), key
+
+
+# Names for encrypted directories: 1 to 3 bytes, around the padding
+# multiples (4/8/16/32) and the no-key name limit (ciphertext up to 149
+# bytes is shown whole, longer ones as a hash), up to 255 bytes, UTF-8.
+CRYPT_NAMES = ("a", "Zq", "x.y", "é", "日", "n" * 15, "n" * 16, "n" * 17, "m" * 31, "m" * 32,
+               "m" * 33, "p" * 100, "q" * 140, "q" * 148, "q" * 149, "q" * 150, "r" * 160,
+               "ünïcødé-日本語-😀", "Ελληνικά ὀνόματα", "with space", "L" * 255,
+               "ü" * 127, "-dash", "..x")
+
+
+def crypt_tree(root, seed=1, small=False):
+    """A small but varied tree for one encrypted directory: files of 0, 1,
+    4095, 4096, 4097 bytes and 100 KiB, a sparse file of a few MiB with data
+    at random offsets, one truncated down, the CRYPT_NAMES, a directory big
+    enough for several dentry blocks, directories nested three deep,
+    symlinks short and long (their targets are encrypted too), hard links
+    within and across directories, a fifo, xattrs on files and
+    directories, a few modes.  `small`: a lighter version (for trees the
+    guest writes under emulation).  Returns the number of entries."""
+    rng = random.Random(seed)
+    n = 0
+
+    def p(*parts):
+        return os.path.join(root, *parts)
+
+    for size in (0, 1, 4095, 4096, 4097, 100 * 1024):
+        write_file(p("f%d" % size), _data(rng, size))
+        n += 1
+    # a sparse file: a few chunks at random offsets, some straddling blocks
+    span = (1 if small else 3) * MiB
+    chunks = {}
+    for _ in range(3 if small else 8):
+        chunks[rng.randrange(span)] = _data(rng, rng.choice((1, 100, 4096, 5000, 20000)))
+    write_at(p("holes"), chunks, size=span + rng.randrange(4096))
+    write_at(p("shrunk"), {0: _data(rng, 70000)}, size=12345)
+    write_at(p("shrunk-block"), {0: _data(rng, 3 * 4096 + 7)}, size=4096)
+    n += 3
+    for name in (CRYPT_NAMES[::3] if small else CRYPT_NAMES):
+        write_file(p(name), _data(rng, rng.choice((0, 1, 33, 4096, 5000))))
+        n += 1
+    os.mkdir(p("many"))
+    for i in range(40 if small else 150):
+        write_file(p("many", "entry-%03d-%s" % (i, "v" * (i % 50))), b"%d\n" % i)
+        n += 1
+    for i in range(0, 40 if small else 150, 7):
+        os.unlink(p("many", "entry-%03d-%s" % (i, "v" * (i % 50))))
+    os.makedirs(p("d1", "d2", "d3"))
+    for depth, d in enumerate((("d1",), ("d1", "d2"), ("d1", "d2", "d3"))):
+        write_file(p(*d, "leaf%d" % depth), _data(rng, 100 * depth + 10))
+        n += 2
+    os.mkdir(p("d1", "empty"))
+    for name, target in (("sym-1", "a"), ("sym-short", "f4096"), ("sym-dir", "d1/d2"),
+                         ("sym-utf8", "ünïcødé-日本語-😀"), ("sym-abs", "/nowhere/at/all"),
+                         ("sym-200", "t" * 199 + "/"), ("sym-long", ("long/" * 600)[:3000])):
+        if small and name in ("sym-200", "sym-abs"):
+            continue
+        os.symlink(target, p(name))
+        n += 1
+    write_file(p("hl-a"), _data(rng, 5000))
+    os.link(p("hl-a"), p("hl-b"))
+    os.link(p("hl-a"), p("d1", "d2", "hl-c"))
+    os.mkfifo(p("fifo"), 0o640)
+    n += 4
+    os.setxattr(p("f4097"), "user.one", b"1")
+    os.setxattr(p("f1"), "user.big", _data(rng, 2000))
+    os.setxattr(p("d1"), "user.on-dir", b"directory value")
+    os.setxattr(p("f0"), "user.empty", b"")
+    os.setxattr(p("sym-short"), "trusted.on-symlink", b"symlink value",
+                follow_symlinks=False)
+    os.chmod(p("f1"), 0o600)
+    os.chmod(p("d1", "d2"), 0o700)
+    os.chmod(p("f4095"), 0o4755)
+    return n
+
+
+def crypt_more(root, seed=2):
+    """Changes on a tree crypt_tree made (what it finds of it): new files,
+    appends, overwrites, truncates down and up, renames within the
+    directory, into a subdirectory and over an existing file, unlinks, a
+    new subdirectory with files and symlinks, hard links, entries added to
+    and removed from the big directory, xattrs set and removed.  Returns a
+    log of what was done."""
+    rng = random.Random(seed)
+    log = []
+
+    def p(*parts):
+        return os.path.join(root, *parts)
+
+    def have(*parts):
+        return os.path.lexists(p(*parts))
+
+    for i, size in enumerate((0, 1, 5000, 70000)):
+        write_file(p("k-new-%d" % i), _data(rng, size))
+    write_at(p("k-sparse"), {rng.randrange(MiB): _data(rng, 9000)}, size=MiB + 17)
+    log.append("new files")
+    for name, n in (("f0", 100), ("f4095", 1), ("f102400", 5000), ("holes", 4096)):
+        if have(name):
+            with open(p(name), "ab") as f:
+                f.write(_data(rng, n))
+            log.append("append %s" % name)
+    for name in ("f4097", "holes", "hl-a"):
+        if have(name):
+            size = os.path.getsize(p(name))
+            off = rng.randrange(max(1, size))
+            write_at(p(name), {off: _data(rng, rng.choice((10, 4096, 6000)))})
+            log.append("overwrite %s @%d" % (name, off))
+    for name, size in (("f4096", 1000), ("shrunk", 0), ("f1", 8192 + 5)):
+        if have(name):
+            os.truncate(p(name), size)
+            log.append("truncate %s %d" % (name, size))
+    renames = (("f0", "renamed-f0"), ("Zq", os.path.join("d1", "d2", "moved-Zq")),
+               ("n" * 16, "m" * 33), ("sym-dir", os.path.join("d1", "sym-dir-moved")),
+               ("d1/d2/d3", "d3-up"))
+    for a, b in renames:
+        if have(a):
+            os.rename(p(a), p(b))
+            log.append("rename %s %s" % (a, b))
+    for name in ("a", "x.y", "sym-1", "hl-b", "q" * 150, "shrunk-block"):
+        if have(name):
+            os.unlink(p(name))
+            log.append("unlink %s" % name)
+    os.makedirs(p("k-sub", "k-sub2"))
+    write_file(p("k-sub", "k-file"), _data(rng, 4097))
+    write_file(p("k-sub", "k-sub2", "k-" + "w" * 200), _data(rng, 3))
+    os.symlink("../k-new-2", p("k-sub", "k-link"))
+    os.symlink("k" * 1500, p("k-sub", "k-long-link"))
+    if have("f102400"):
+        os.link(p("f102400"), p("k-sub", "k-hardlink"))
+    log.append("new subdirectories")
+    if have("many"):
+        names = sorted(os.listdir(p("many")))
+        for name in names[::5]:
+            os.unlink(p("many", name))
+        for i in range(20):
+            write_file(p("many", "k-%02d-%s" % (i, "z" * (i * 7))), b"k%d" % i)
+        log.append("many: -%d +20" % len(names[::5]))
+    if have("f4097"):
+        os.setxattr(p("f4097"), "user.one", b"replaced")
+        os.setxattr(p("f4097"), "user.two", _data(rng, 300))
+    if have("d1"):
+        os.removexattr(p("d1"), "user.on-dir")
+        os.chmod(p("d1"), 0o711)
+    log.append("xattrs")
+    return log
+
+
 def cmd_manifest(args):
     """manifest DIR [--no-content] [--no-xattrs] [--ranges FILE]"""
     import manifest
@@ -718,11 +983,49 @@ def cmd_fsinfo(args):
     return 0
 
 
+def cmd_add_key(args):
+    with open(args[1], "rb") as f:
+        raw = f.read()
+    desc = args[args.index("--descriptor") + 1] if "--descriptor" in args else None
+    print(add_key(args[0], raw, desc))
+    return 0
+
+
+def cmd_set_policy(args):
+    set_policy(args[0], args[1], args[2])
+    return 0
+
+
+def cmd_get_policy(args):
+    for d in args:
+        kind, key = get_policy(d)
+        print("%s\t%s\t%s" % (d, kind, key))
+    return 0
+
+
+def cmd_crypt_tree(args):
+    n = crypt_tree(args[0], seed=_opt(args, "--seed", 1), small="--small" in args)
+    print("crypt-tree %s: %d entries" % (args[0], n))
+    return 0
+
+
+def cmd_crypt_more(args):
+    seed = _opt(args, "--seed", 2)
+    dirs = [a for i, a in enumerate(args) if not a.startswith("--") and
+            (i == 0 or args[i - 1] != "--seed")]
+    for i, d in enumerate(dirs):
+        for line in crypt_more(d, seed=seed + i):
+            print("%s: %s" % (d, line))
+    return 0
+
+
 def main(argv):
     cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
             "populate-compressed": cmd_populate_compressed, "compressed": cmd_compressed,
             "fsync-round": cmd_fsync_round,
-            "fsinfo": cmd_fsinfo}
+            "fsinfo": cmd_fsinfo, "add-key": cmd_add_key, "set-policy": cmd_set_policy,
+            "get-policy": cmd_get_policy, "crypt-tree": cmd_crypt_tree,
+            "crypt-more": cmd_crypt_more}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
