@@ -780,12 +780,13 @@ CRYPT_NAMES = ("a", "Zq", "x.y", "é", "日", "n" * 15, "n" * 16, "n" * 17, "m" 
 def crypt_tree(root, seed=1, small=False):
     """A small but varied tree for one encrypted directory: files of 0, 1,
     4095, 4096, 4097 bytes and 100 KiB, a sparse file of a few MiB with data
-    at random offsets, one truncated down, the CRYPT_NAMES, a directory big
-    enough for several dentry blocks, directories nested three deep,
-    symlinks short and long (their targets are encrypted too), hard links
-    within and across directories, a fifo, xattrs on files and
-    directories, a few modes.  `small`: a lighter version (for trees the
-    guest writes under emulation).  Returns the number of entries."""
+    at random offsets, files truncated down, a preallocated one, the
+    CRYPT_NAMES, a directory big enough for several dentry blocks,
+    directories nested three deep, symlinks short and long (their targets
+    are encrypted too), hard links within and across directories, a fifo,
+    xattrs on files, directories and a symlink, a few modes.  `small`: a
+    lighter version (for trees the guest writes under emulation).  Returns
+    the number of entries."""
     rng = random.Random(seed)
     n = 0
 
@@ -803,7 +804,14 @@ def crypt_tree(root, seed=1, small=False):
     write_at(p("holes"), chunks, size=span + rng.randrange(4096))
     write_at(p("shrunk"), {0: _data(rng, 70000)}, size=12345)
     write_at(p("shrunk-block"), {0: _data(rng, 3 * 4096 + 7)}, size=4096)
-    n += 3
+    # preallocated blocks read as zeros, written ones decrypt
+    fd = os.open(p("fallocated"), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        os.posix_fallocate(fd, 0, 300000)
+        os.pwrite(fd, _data(rng, 5000), 8192 + 100)
+    finally:
+        os.close(fd)
+    n += 4
     for name in (CRYPT_NAMES[::3] if small else CRYPT_NAMES):
         write_file(p(name), _data(rng, rng.choice((0, 1, 33, 4096, 5000))))
         n += 1
@@ -844,11 +852,12 @@ def crypt_tree(root, seed=1, small=False):
 
 def crypt_more(root, seed=2):
     """Changes on a tree crypt_tree made (what it finds of it): new files,
-    appends, overwrites, truncates down and up, renames within the
-    directory, into a subdirectory and over an existing file, unlinks, a
-    new subdirectory with files and symlinks, hard links, entries added to
-    and removed from the big directory, xattrs set and removed.  Returns a
-    log of what was done."""
+    appends, overwrites (one into preallocated blocks), more preallocation,
+    truncates down and up, renames within the directory, into a
+    subdirectory, over an existing file and of a directory, unlinks, a new
+    subdirectory with files and symlinks, hard links, entries added to and
+    removed from the big directory, xattrs set and removed.  Returns a log
+    of what was done."""
     rng = random.Random(seed)
     log = []
 
@@ -861,6 +870,13 @@ def crypt_more(root, seed=2):
     for i, size in enumerate((0, 1, 5000, 70000)):
         write_file(p("k-new-%d" % i), _data(rng, size))
     write_at(p("k-sparse"), {rng.randrange(MiB): _data(rng, 9000)}, size=MiB + 17)
+    if have("fallocated"):
+        fd = os.open(p("fallocated"), os.O_WRONLY)
+        try:
+            os.pwrite(fd, _data(rng, 3000), 200000)
+            os.posix_fallocate(fd, 290000, 100000)
+        finally:
+            os.close(fd)
     log.append("new files")
     for name, n in (("f0", 100), ("f4095", 1), ("f102400", 5000), ("holes", 4096)):
         if have(name):
