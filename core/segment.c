@@ -649,8 +649,14 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 
 	if (sb->opts.readonly || !sb->sm)
 		return;
-	low = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT) + 2 * NR_CURSEG_TYPE +
-	      f2fs_nr_dirty_nodes(sb) / sb->blocks_per_seg;
+	/*
+	 * has_not_enough_free_secs: the reserved segments (mkfs sized them for
+	 * cleaning, the six logs included) plus room for the dirty nodes the
+	 * next checkpoint writes.  More than that would keep free what user
+	 * data may legitimately fill, and cleaning could never catch up.
+	 */
+	low = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT) + 1 +
+	      (f2fs_nr_dirty_nodes(sb) + sb->blocks_per_seg - 1) / sb->blocks_per_seg;
 	pthread_mutex_lock(&sb->sm->lock);
 	free_segs = sb->sm->free_segments;
 	if (free_segs < low) {
