@@ -267,6 +267,7 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 
 	if (total > sb->blocks_per_seg)
 		return -ENOSPC;
+	f2fs_stat_add(sb, checkpoints, 1);
 	cp = f2fs_alloc_blocks(1 + payload);
 	blk = f2fs_alloc_blocks(1);
 	if (!cp || !blk) {

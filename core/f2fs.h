@@ -563,11 +563,19 @@ struct f2fs_sb {
 	uint32_t orphan_cap;
 	uint64_t last_cp_time;		/* monotonic seconds, for the periodic checkpoint */
 
+	/* what the cleaner and the checkpoints did (-o io_stats) */
+	struct {
+		atomic_uint_fast64_t checkpoints, gc_runs, gc_sections, gc_data_blocks,
+			gc_node_blocks;
+	} stat;
+
 	/* encryption: the keyring and a generation bumped by every key change */
 	struct fscrypt_keyring *keyring;
 	pthread_mutex_t crypt_lock;
 	uint64_t key_gen;
 };
+
+#define f2fs_stat_add(sb, field, n) atomic_fetch_add(&(sb)->stat.field, (n))
 
 /* crypt.c */
 struct fscrypt_inode_info;

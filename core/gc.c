@@ -78,8 +78,13 @@ static uint32_t select_victim(struct f2fs_sb *sb, enum f2fs_gc_policy policy)
 	return best;
 }
 
-/* Is the node block at blkaddr (nid per its summary) still the live copy? */
-static int move_node_block(struct f2fs_sb *sb, uint32_t nid, uint32_t blkaddr)
+/*
+ * A node block of the victim (nid per its summary, its bytes in buf as read
+ * with the segment): if it is still the live copy, re-dirty it so the
+ * checkpoint writes it elsewhere and frees this one.
+ */
+static int move_node_block(struct f2fs_sb *sb, uint32_t nid, uint32_t blkaddr,
+			   const uint8_t *buf)
 {
 	struct f2fs_node_info ni;
 	uint8_t *blk;
@@ -87,120 +92,217 @@ static int move_node_block(struct f2fs_sb *sb, uint32_t nid, uint32_t blkaddr)
 
 	if (err || ni.blkaddr != blkaddr)
 		return err;	/* stale: a newer copy exists */
+	if (f2fs_node_nid(buf) != nid || f2fs_node_ino(buf) != ni.ino)
+		return f2fs_corrupted(sb, "gc: node block 0x%x: footer says nid %u ino %u, "
+				      "summary and NAT say nid %u ino %u", blkaddr,
+				      f2fs_node_nid(buf), f2fs_node_ino(buf), nid, ni.ino);
+	/* spare f2fs_get_node a second read of what the segment read brought */
+	f2fs_cache_insert(sb->cache, blkaddr, buf);
 	blk = f2fs_alloc_blocks(1);
 	if (!blk)
 		return -ENOMEM;
-	/* re-dirtying it makes the checkpoint write it elsewhere and free this copy */
-	err = f2fs_get_node(sb, nid, blk);
+	err = f2fs_get_node(sb, nid, blk);	/* the dirty copy, if there is one */
 	if (!err)
 		err = f2fs_set_node_dirty(sb, nid, blk);
+	f2fs_stat_add(sb, gc_node_blocks, 1);
 	free(blk);
 	return err;
 }
 
-/* Move the data block at blkaddr owned (per its summary) by dnode nid slot ofs. */
-static int move_data_block(struct f2fs_sb *sb, uint32_t nid, uint8_t version, uint16_t ofs,
-			   uint32_t blkaddr)
+/* A data block on its way out of the victim: who points at it, and where to. */
+struct gc_move {
+	struct f2fs_inode *inode;	/* referenced until the move is done */
+	uint32_t nid;			/* the dnode (or inode) holding the pointer */
+	uint32_t addr_off;		/* byte offset of the pointer in that node */
+	uint32_t old, new;
+	uint16_t off;			/* offset in the segment */
+};
+
+/*
+ * Is the data block at blkaddr still what slot ofs of dnode nid points at?
+ * If so, take a reference on its inode and fill *mv.  Returns 1 for a move,
+ * 0 for a dead block.
+ */
+static int gc_check_data_block(struct f2fs_sb *sb, uint32_t nid, uint8_t version, uint16_t ofs,
+			       uint32_t blkaddr, uint8_t *node, struct gc_move *mv)
 {
 	struct f2fs_node_info ni;
 	struct f2fs_inode *inode;
-	uint8_t *node = NULL, *data = NULL;
-	uint32_t ino, addr_off, newaddr;
+	uint32_t ino, addr_off;
 	int err = f2fs_get_node_info(sb, nid, &ni);
 
 	if (err)
 		return err;
 	if (ni.version != version || ni.blkaddr == NULL_ADDR)
 		return 0;	/* the dnode was freed since: the block is dead */
-	node = f2fs_alloc_blocks(1);
-	data = f2fs_alloc_blocks(1);
-	if (!node || !data) {
-		err = -ENOMEM;
-		goto out_free;
-	}
 	err = f2fs_get_node(sb, nid, node);
 	if (err)
-		goto out_free;
+		return err;
 	ino = f2fs_node_ino(node);
 	err = f2fs_iget(sb, ino, &inode);
 	if (err)
-		goto out_free;
-	pthread_rwlock_wrlock(&inode->lock);
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
 	/* the inode's own block is authoritative while it is cached */
 	if (nid == ino) {
 		memcpy(node, inode->node, F2FS_BLKSIZE);
 		addr_off = I_ADDR + 4 * (f2fs_addr_start(inode) + ofs);
 	} else {
-		err = f2fs_get_node(sb, nid, node);
 		addr_off = 4u * ofs;
 	}
-	if (err || addr_off + 4 > NODE_FOOTER_OFFSET || get_le32(node + addr_off) != blkaddr)
-		goto out_unlock;	/* remapped since: not ours to move */
-	err = f2fs_dev_read(sb->dev, blkaddr, data, 1);
-	if (err)
-		goto out_unlock;
-	err = f2fs_allocate_block(sb, CURSEG_COLD_DATA, nid, version, ofs, &newaddr);
-	if (err)
-		goto out_unlock;
-	{
-		struct iovec iov = { data, F2FS_BLKSIZE };
-		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = newaddr, .nr_blocks = 1,
-					.iov = &iov, .iovcnt = 1 };
-
-		err = f2fs_submit_bio(sb->dev, &bio);
-	}
-	if (err) {
-		f2fs_invalidate_block(sb, newaddr);
-		goto out_unlock;
-	}
-	f2fs_invalidate_block(sb, blkaddr);
-	f2fs_cache_invalidate(sb->cache, blkaddr);
-	if (nid == ino) {
-		put_le32(inode->node + addr_off, newaddr);
-		err = f2fs_mark_inode_dirty(sb, inode);
-	} else {
-		put_le32(node + addr_off, newaddr);
-		err = f2fs_set_node_dirty(sb, nid, node);
-	}
-	f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
-	if (!err && nid != ino)
-		err = f2fs_mark_inode_dirty(sb, inode);	/* i_ext may have changed */
-out_unlock:
 	pthread_rwlock_unlock(&inode->lock);
-	f2fs_iput(sb, inode);
-out_free:
+	if (addr_off + 4 > NODE_FOOTER_OFFSET || get_le32(node + addr_off) != blkaddr) {
+		f2fs_iput(sb, inode);
+		return 0;	/* remapped since: not ours to move */
+	}
+	mv->inode = inode;
+	mv->nid = nid;
+	mv->addr_off = addr_off;
+	mv->old = blkaddr;
+	return 1;
+}
+
+/* Point the owner at the block's new home and let the old one go. */
+static int gc_commit_move(struct f2fs_sb *sb, const struct gc_move *mv, uint8_t *node)
+{
+	struct f2fs_inode *inode = mv->inode;
+	bool in_inode = mv->nid == inode->ino;
+	int err = 0;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	if (in_inode) {
+		put_le32(inode->node + mv->addr_off, mv->new);
+	} else {
+		err = f2fs_get_node(sb, mv->nid, node);
+		if (!err) {
+			put_le32(node + mv->addr_off, mv->new);
+			err = f2fs_set_node_dirty(sb, mv->nid, node);
+		}
+		if (err)
+			f2fs_invalidate_block(sb, mv->new);	/* nobody points at it */
+	}
+	if (!err) {
+		f2fs_invalidate_block(sb, mv->old);
+		f2fs_cache_invalidate(sb->cache, mv->old);
+		f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+		err = f2fs_mark_inode_dirty(sb, inode);	/* i_addr or i_ext changed */
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	return err;
+}
+
+/*
+ * Move the valid data blocks of one segment (their bytes in seg) to the
+ * cold data log.  Three passes, so that no reader ever follows a pointer to
+ * a block not yet written: find the live blocks and their new addresses,
+ * write them all (consecutive addresses merge into large writes; encrypted
+ * blocks move as the ciphertext they are), then switch the pointers.
+ * Writers are shut out by cp_rwsem, so nothing changes between the passes.
+ */
+static int gc_data_segment(struct f2fs_sb *sb, uint32_t start, const uint8_t *sum,
+			   const uint8_t *map, uint8_t *seg)
+{
+	struct gc_move *moves = calloc(sb->blocks_per_seg, sizeof(*moves));
+	uint8_t *node = f2fs_alloc_blocks(1);
+	struct f2fs_plug *plug = malloc(sizeof(*plug));
+	uint32_t n = 0, i;
+	int err = 0;
+
+	if (!moves || !node || !plug) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t off = 0; off < sb->blocks_per_seg && !err; off++) {
+		const uint8_t *e = sum + off * SUMMARY_SIZE;
+		int r;
+
+		if (!f2fs_test_bit(off, map))
+			continue;
+		r = gc_check_data_block(sb, get_le32(e), e[4], get_le16(e + 5), start + off, node,
+					&moves[n]);
+		if (r < 0) {
+			err = r;
+			break;
+		}
+		if (!r)
+			continue;
+		moves[n].off = (uint16_t)off;
+		err = f2fs_allocate_block(sb, CURSEG_COLD_DATA, moves[n].nid, e[4], get_le16(e + 5),
+					  &moves[n].new);
+		if (err) {
+			f2fs_iput(sb, moves[n].inode);
+			break;
+		}
+		n++;
+	}
+	f2fs_plug_init(plug, sb->dev);
+	for (i = 0; i < n && !err; i++) {
+		struct iovec iov = { seg + (size_t)moves[i].off * F2FS_BLKSIZE, F2FS_BLKSIZE };
+		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = moves[i].new,
+					.nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
+
+		err = f2fs_plug_add(plug, &bio);
+	}
+	if (!err)
+		err = f2fs_plug_flush(plug);
+	for (i = 0; i < n; i++) {
+		if (!err) {
+			err = gc_commit_move(sb, &moves[i], node);
+			f2fs_stat_add(sb, gc_data_blocks, 1);
+		} else {
+			/* not written (or not pointed at): the new block stays unused */
+			f2fs_invalidate_block(sb, moves[i].new);
+		}
+		f2fs_iput(sb, moves[i].inode);
+	}
+out:
+	free(plug);
 	free(node);
-	free(data);
+	free(moves);
 	return err;
 }
 
 /* Move every valid block out of one segment. */
 static int gc_segment(struct f2fs_sb *sb, uint32_t segno)
 {
-	uint8_t *sum = f2fs_alloc_blocks(1);
+	uint8_t *sum = f2fs_alloc_blocks(1), *seg = f2fs_alloc_blocks(sb->blocks_per_seg);
 	uint8_t map[SIT_VBLOCK_MAP_SIZE];
-	uint32_t start = f2fs_seg_start_blkaddr(sb, segno);
+	uint32_t start = f2fs_seg_start_blkaddr(sb, segno), first = UINT32_MAX, last = 0;
 	int err;
 
-	if (!sum)
-		return -ENOMEM;
+	if (!sum || !seg) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, sum, 1);
 	if (err)
 		goto out;
 	pthread_mutex_lock(&sb->sm->lock);
 	memcpy(map, sb->sm->sentries[segno].cur_valid_map, sizeof(map));
 	pthread_mutex_unlock(&sb->sm->lock);
-	for (uint32_t off = 0; off < sb->blocks_per_seg && !err; off++) {
-		const uint8_t *e = sum + off * SUMMARY_SIZE;
-
-		if (!f2fs_test_bit(off, map))
-			continue;
-		if (sum[SUM_FOOTER_OFFSET] == SUM_TYPE_NODE)
-			err = move_node_block(sb, get_le32(e), start + off);
-		else
-			err = move_data_block(sb, get_le32(e), e[4], get_le16(e + 5), start + off);
+	for (uint32_t off = 0; off < sb->blocks_per_seg; off++) {
+		if (f2fs_test_bit(off, map)) {
+			first = F2FS_MIN(first, off);
+			last = off;
+		}
+	}
+	if (first == UINT32_MAX)
+		goto out;
+	/* one read of the live span, raw (ciphertext stays ciphertext) */
+	err = f2fs_dev_read(sb->dev, start + first, seg + (size_t)first * F2FS_BLKSIZE,
+			    last - first + 1);
+	if (err)
+		goto out;
+	if (sum[SUM_FOOTER_OFFSET] == SUM_TYPE_NODE) {
+		for (uint32_t off = first; off <= last && !err; off++)
+			if (f2fs_test_bit(off, map))
+				err = move_node_block(sb, get_le32(sum + off * SUMMARY_SIZE), start + off,
+						      seg + (size_t)off * F2FS_BLKSIZE);
+	} else {
+		err = gc_data_segment(sb, start, sum, map, seg);
 	}
 out:
+	free(seg);
 	free(sum);
 	return err;
 }
@@ -231,6 +333,8 @@ int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_
 	}
 	if (n)
 		f2fs_debug(sb, "gc: cleaned %u section(s)", n);
+	f2fs_stat_add(sb, gc_runs, 1);
+	f2fs_stat_add(sb, gc_sections, n);
 	if (!err)
 		err = f2fs_write_dirty_nodes(sb);
 	if (!err)

@@ -540,4 +540,9 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	memset(st, 0, sizeof(*st));
 	f2fs_dev_get_stats(sb->dev, st);
 	f2fs_cache_stats(sb->cache, &st->cache_hits, &st->cache_misses);
+	st->checkpoints = atomic_load(&sb->stat.checkpoints);
+	st->gc_runs = atomic_load(&sb->stat.gc_runs);
+	st->gc_sections = atomic_load(&sb->stat.gc_sections);
+	st->gc_data_blocks = atomic_load(&sb->stat.gc_data_blocks);
+	st->gc_node_blocks = atomic_load(&sb->stat.gc_node_blocks);
 }
