@@ -4,11 +4,15 @@ recovering, and rewriting far more than the image holds (cleaning)."""
 import errno
 import os
 import random
+import re
+import subprocess
 
 import pytest
 
 import fsutil
+import manifest as M
 
+from test_keys import KEY_ID, fusectl  # noqa: F401
 from test_write import MiB, RWImage, blob, errno_of, expect, rwimage, sha, write_file  # noqa: F401
 
 
@@ -147,3 +151,67 @@ def test_churn_never_enospc(rwimage):
             assert sha(f.read()) == sha(bytes(b)), "f%d differs" % i
     img.finish(expect({"f%d" % i: {"content": sha(bytes(b)), "size": str(4 * MiB)}
                        for i, b in files.items()}))
+
+
+def cleaning_stats(stderr):
+    """(cleaning runs, data blocks moved) from -o io_stats output."""
+    m = re.search(r"cleaning: (\d+) runs, \d+ sections, (\d+) data and \d+ node blocks moved",
+                  stderr)
+    assert m, stderr
+    return int(m.group(1)), int(m.group(2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["plain", "encrypted"])
+def test_churn_near_full(rwimage, fusectl, fixtures_dir, kind):
+    """Live data at 95% of what statfs offers, rewritten in small random
+    pieces until four times the image size has gone through: cleaning must
+    keep up without ENOSPC, and must really have moved blocks (in the
+    encrypted directory as ciphertext: what reads back is the plaintext)."""
+    key = os.path.join(fixtures_dir, "crypt.key")
+    opts = ["io_stats"]
+    if kind == "encrypted":
+        opts.append("key_file=" + key)
+    img = rwimage(size=128 * MiB, features="encrypt" if kind == "encrypted" else None,
+                  options=opts)
+    p = img.mount()
+    top = os.path.join(p, "d")
+    os.mkdir(top)
+    if kind == "encrypted":
+        subprocess.run([fusectl, "set_policy", KEY_ID, top], check=True, timeout=60)
+    fsz = 2 * MiB
+    n = int(os.statvfs(p).f_bavail * 4096 * 0.95) // fsz
+    rng = random.Random(17)
+    files = {}
+    for i in range(n):
+        b = bytearray(rng.randbytes(fsz))
+        write_file(os.path.join(top, "f%d" % i), b)
+        files[i] = b
+    written = 0
+    while written < 4 * 128 * MiB:
+        i = rng.randrange(n)
+        fd = os.open(os.path.join(top, "f%d" % i), os.O_WRONLY)
+        try:
+            for _ in range(8):
+                off = rng.randrange(0, fsz // 4096) * 4096
+                d = rng.randbytes(min(rng.choice((4096, 16384, 65536)), fsz - off))
+                assert os.pwrite(fd, d, off) == len(d)
+                files[i][off:off + len(d)] = d
+                written += len(d)
+        finally:
+            os.close(fd)
+    want = {"d/f%d" % i: {"content": sha(bytes(b)), "size": str(fsz)} for i, b in files.items()}
+    before = M.walk(p)
+    assert before.errors == []
+    diffs = M.compare(expect(want), before.manifest)
+    assert not diffs, M.report(diffs)
+    m = img.unmount()
+    runs, moved = cleaning_stats(m.stderr())
+    assert runs > 0 and moved > 0, m.stderr()
+    fsutil.fsck_check(img.image)
+    img.mount(options=["ro"] + opts[1:])
+    after = M.walk(img.path)
+    assert after.errors == []
+    diffs = M.compare(expect(want), after.manifest)
+    assert not diffs, M.report(diffs)
+    img.unmount()
