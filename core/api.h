@@ -171,6 +171,7 @@ struct f2fs_io_stats {
 	uint64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
 	uint64_t cache_hits, cache_misses;
 	uint64_t checkpoints, gc_runs, gc_sections, gc_data_blocks, gc_node_blocks;
+	uint64_t ssr_segments;
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 const char *f2fs_io_bucket_name(int bucket);

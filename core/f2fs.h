@@ -417,19 +417,21 @@ struct f2fs_curseg {
 /* In-memory SIT entry (seg_entry): current and checkpointed validity. */
 struct f2fs_seg_entry {
 	uint16_t valid_blocks;
-	uint16_t ckpt_valid_blocks;	/* valid in the last checkpoint */
+	uint16_t ckpt_valid_blocks;	/* valid in the last checkpoint, or written
+					 * since (as the kernel's: SSR reuses neither) */
 	uint8_t type;			/* curseg type that wrote it */
 	bool written;			/* allocated from since the last checkpoint */
 	uint64_t mtime;
 	uint8_t cur_valid_map[SIT_VBLOCK_MAP_SIZE];
-	uint8_t ckpt_valid_map[SIT_VBLOCK_MAP_SIZE];
+	uint8_t ckpt_valid_map[SIT_VBLOCK_MAP_SIZE];	/* likewise */
 };
 
 /*
  * The writable segment manager, built on the first write.  Blocks are only
- * ever allocated in segments that hold nothing now and held nothing at the
- * last checkpoint, so a crash before the next checkpoint commits can never
- * have overwritten anything the last checkpoint refers to.
+ * ever allocated in slots that hold nothing now and held nothing at the
+ * last checkpoint (whole free segments, or free slots of dirty data
+ * segments under SSR), so a crash before the next checkpoint commits can
+ * never have overwritten anything the last checkpoint refers to.
  */
 struct f2fs_sm_info {
 	pthread_mutex_t lock;		/* everything below and sb->curseg */
@@ -440,6 +442,7 @@ struct f2fs_sm_info {
 	uint64_t valid_blocks;		/* the checkpoint's valid_block_count: written
 					 * blocks plus NEW_ADDR reservations; kept by
 					 * the data and node layers, not by the SIT */
+	uint32_t gc_victim_sec;		/* being cleaned: SSR keeps out (or UINT32_MAX) */
 	uint64_t mount_time;		/* for segment mtimes (seconds) */
 	uint64_t elapsed_base;		/* checkpoint elapsed_time at mount */
 };
@@ -566,7 +569,7 @@ struct f2fs_sb {
 	/* what the cleaner and the checkpoints did (-o io_stats) */
 	struct {
 		atomic_uint_fast64_t checkpoints, gc_runs, gc_sections, gc_data_blocks,
-			gc_node_blocks;
+			gc_node_blocks, ssr_segments;
 	} stat;
 
 	/* encryption: the keyring and a generation bumped by every key change */

@@ -325,8 +325,14 @@ int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_
 		pthread_mutex_unlock(&sb->sm->lock);
 		if (sec == UINT32_MAX)
 			break;
+		pthread_mutex_lock(&sb->sm->lock);
+		sb->sm->gc_victim_sec = sec;	/* no SSR refills while it empties */
+		pthread_mutex_unlock(&sb->sm->lock);
 		for (uint32_t s = 0; s < sb->segs_per_sec && !err; s++)
 			err = gc_segment(sb, sec * sb->segs_per_sec + s);
+		pthread_mutex_lock(&sb->sm->lock);
+		sb->sm->gc_victim_sec = UINT32_MAX;
+		pthread_mutex_unlock(&sb->sm->lock);
 		if (err)
 			break;
 		n++;

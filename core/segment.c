@@ -322,6 +322,7 @@ int f2fs_build_sit(struct f2fs_sb *sb)
 			sm->free_segments++;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sm->mount_time = (uint64_t)ts.tv_sec;
+	sm->gc_victim_sec = UINT32_MAX;
 	sm->elapsed_base = get_le64(sb->ckpt + CP_ELAPSED_TIME);
 	free(blk);
 	return 0;
@@ -373,26 +374,134 @@ static int get_new_segment(struct f2fs_sb *sb, uint32_t cur, uint32_t *out)
 	return -ENOSPC;
 }
 
-/* new_curseg: retire the current segment (its summary goes to the SSA). */
+/*
+ * Slack space recycling (SSR), for the data logs: when free segments run
+ * short, a log continues in the dirty data segment with the most slots
+ * that neither the current state nor the last checkpoint uses (the kernel's
+ * get_ssr_segment), instead of waiting for cleaning to free a whole one.
+ * A slot still valid in the last checkpoint is never reused, so a crash
+ * before the next checkpoint loses nothing that checkpoint refers to.
+ * Node logs stay LFS: roll-forward follows the chain of fsync()ed node
+ * blocks through next-block pointers, and a recycled slot could hold an
+ * old node block that looks like a link of that chain.
+ */
+static bool ssr_slot_free(const struct f2fs_seg_entry *se, uint32_t off)
+{
+	return !f2fs_test_bit(off, se->cur_valid_map) && !f2fs_test_bit(off, se->ckpt_valid_map);
+}
+
+static uint32_t ssr_next_slot(const struct f2fs_sb *sb, const struct f2fs_seg_entry *se,
+			      uint32_t from)
+{
+	while (from < sb->blocks_per_seg && !ssr_slot_free(se, from))
+		from++;
+	return from;
+}
+
+static uint32_t ssr_free_slots(const struct f2fs_sb *sb, const struct f2fs_seg_entry *se)
+{
+	uint32_t used = 0;
+
+	for (uint32_t i = 0; i < SIT_VBLOCK_MAP_SIZE; i++)
+		used += (uint32_t)__builtin_popcount(se->cur_valid_map[i] | se->ckpt_valid_map[i]);
+	return used < sb->blocks_per_seg ? sb->blocks_per_seg - used : 0;
+}
+
+/* f2fs_need_SSR: free segments down to twice the reserved ones. */
+static bool need_ssr(const struct f2fs_sb *sb)
+{
+	return sb->sm->free_segments <= 2 * get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT);
+}
+
+/* A dirty data segment for log `type`: its own temperature first, then the others. */
+static bool get_ssr_segment(struct f2fs_sb *sb, int type, uint32_t *out)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t best = UINT32_MAX, best_free = 0;
+
+		for (uint32_t s = 0; s < sb->segment_count_main; s++) {
+			const struct f2fs_seg_entry *se = &sb->sm->sentries[s];
+			uint32_t n;
+
+			if (seg_is_free(sb, s) || is_curseg(sb, s) ||
+			    s / sb->segs_per_sec == sb->sm->gc_victim_sec ||
+			    se->type > CURSEG_COLD_DATA || (pass == 0) != (se->type == type))
+				continue;
+			n = ssr_free_slots(sb, se);
+			if (n > best_free) {
+				best_free = n;
+				best = s;
+			}
+		}
+		if (best != UINT32_MAX) {
+			*out = best;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The current segment's summary goes to the SSA when the log leaves it. */
+static int retire_curseg(struct f2fs_sb *sb, struct f2fs_curseg *cs)
+{
+	struct iovec iov = { cs->sum, F2FS_BLKSIZE };
+	struct f2fs_bio bio = {
+		.op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + cs->segno,
+		.nr_blocks = 1, .iov = &iov, .iovcnt = 1,
+	};
+
+	return f2fs_submit_bio(sb->dev, &bio);
+}
+
+/* change_curseg(SSR): continue log `type` in segno, with the summary it has. */
+static int ssr_curseg(struct f2fs_sb *sb, int type, uint32_t segno)
+{
+	struct f2fs_curseg *cs = &sb->curseg[type];
+	struct f2fs_seg_entry *se = &sb->sm->sentries[segno];
+	uint8_t *sum = f2fs_alloc_blocks(1);
+	int err;
+
+	if (!sum)
+		return -ENOMEM;
+	err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, sum, 1);
+	if (!err && sum[SUM_FOOTER_OFFSET] != SUM_TYPE_DATA)
+		err = f2fs_corrupted(sb, "SSA of data segment %u has footer type %u", segno,
+				     sum[SUM_FOOTER_OFFSET]);
+	if (!err)
+		err = retire_curseg(sb, cs);
+	if (!err) {
+		cs->segno = segno;
+		cs->blkoff = (uint16_t)ssr_next_slot(sb, se, 0);
+		cs->alloc_type = 1;	/* SSR */
+		/* the entries change, the log's journal stays */
+		memcpy(cs->sum, sum, SUM_ENTRIES_SIZE);
+		cs->sum[SUM_FOOTER_OFFSET] = SUM_TYPE_DATA;
+		se->type = (uint8_t)type;
+		mark_sit_dirty(sb->sm, segno);
+		f2fs_stat_add(sb, ssr_segments, 1);
+	}
+	free(sum);
+	return err;
+}
+
+/* new_curseg: retire the current segment and move the log to a free one (or SSR). */
 static int new_curseg(struct f2fs_sb *sb, int type)
 {
 	struct f2fs_curseg *cs = &sb->curseg[type];
+	bool data = type <= CURSEG_COLD_DATA;
 	uint32_t segno;
 	int err;
 
+	if (data && need_ssr(sb) && get_ssr_segment(sb, type, &segno))
+		return ssr_curseg(sb, type, segno);
 	err = get_new_segment(sb, cs->segno, &segno);
+	if (err == -ENOSPC && data && get_ssr_segment(sb, type, &segno))
+		return ssr_curseg(sb, type, segno);
 	if (err)
 		return err;
-	{
-		struct iovec iov = { cs->sum, F2FS_BLKSIZE };
-		struct f2fs_bio bio = {
-			.op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + cs->segno,
-			.nr_blocks = 1, .iov = &iov, .iovcnt = 1,
-		};
-		err = f2fs_submit_bio(sb->dev, &bio);
-		if (err)
-			return err;
-	}
+	err = retire_curseg(sb, cs);
+	if (err)
+		return err;
 	cs->segno = segno;
 	cs->blkoff = 0;
 	cs->alloc_type = 0;	/* LFS */
@@ -422,7 +531,10 @@ int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t
 	int err = 0;
 
 	pthread_mutex_lock(&sm->lock);
-	if (cs->alloc_type || cs->blkoff >= sb->blocks_per_seg) {
+	/* an SSR log (ours, or the kernel's from the checkpoint) skips used slots */
+	if (cs->alloc_type)
+		cs->blkoff = (uint16_t)ssr_next_slot(sb, &sm->sentries[cs->segno], cs->blkoff);
+	if (cs->blkoff >= sb->blocks_per_seg || (cs->alloc_type && type > CURSEG_COLD_DATA)) {
 		err = new_curseg(sb, type);
 		if (err)
 			goto out;
@@ -440,9 +552,17 @@ int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t
 	f2fs_set_bit(cs->blkoff, se->cur_valid_map);
 	se->valid_blocks++;
 	se->written = true;
+	/* update_sit_entry: a slot written since the checkpoint is not reusable
+	 * until the next one either (an fsync()ed dnode may point at it) */
+	if (!f2fs_test_bit(cs->blkoff, se->ckpt_valid_map)) {
+		f2fs_set_bit(cs->blkoff, se->ckpt_valid_map);
+		se->ckpt_valid_blocks++;
+	}
 	se->type = (uint8_t)type;
 	mark_sit_dirty(sm, cs->segno);
 	cs->blkoff++;
+	if (cs->alloc_type)
+		cs->blkoff = (uint16_t)ssr_next_slot(sb, se, cs->blkoff);
 	/* like the kernel, never leave a full current segment: a checkpoint
 	 * must not record a write pointer at the end of a segment */
 	if (cs->blkoff >= sb->blocks_per_seg && new_curseg(sb, type))
@@ -711,6 +831,10 @@ int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8
 	f2fs_set_bit(off, se->cur_valid_map);
 	se->valid_blocks++;
 	se->written = true;
+	if (!f2fs_test_bit(off, se->ckpt_valid_map)) {
+		f2fs_set_bit(off, se->ckpt_valid_map);
+		se->ckpt_valid_blocks++;
+	}
 	if (!se->type || se->type >= NR_CURSEG_TYPE || se->valid_blocks == 1)
 		se->type = CURSEG_WARM_DATA;
 	mark_sit_dirty(sm, segno);

@@ -545,4 +545,5 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->gc_sections = atomic_load(&sb->stat.gc_sections);
 	st->gc_data_blocks = atomic_load(&sb->stat.gc_data_blocks);
 	st->gc_node_blocks = atomic_load(&sb->stat.gc_node_blocks);
+	st->ssr_segments = atomic_load(&sb->stat.ssr_segments);
 }

@@ -363,10 +363,10 @@ static void print_io_stats(struct f2fs_fuse *fs)
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  metadata cache: %llu hits, %llu misses",
 		      (unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses);
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  checkpoints %llu; cleaning: %llu runs, %llu sections, "
-		      "%llu data and %llu node blocks moved",
+		      "%llu data and %llu node blocks moved; SSR: %llu segments reused",
 		      (unsigned long long)st.checkpoints, (unsigned long long)st.gc_runs,
 		      (unsigned long long)st.gc_sections, (unsigned long long)st.gc_data_blocks,
-		      (unsigned long long)st.gc_node_blocks);
+		      (unsigned long long)st.gc_node_blocks, (unsigned long long)st.ssr_segments);
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12s %12s", "size", "reads", "writes");
 	for (int b = 0; b < F2FS_IO_BUCKETS; b++)
 		f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12llu %12llu", f2fs_io_bucket_name(b),
