@@ -417,9 +417,26 @@ class Runner:
                 p = os.path.join(self.mnt, rng.choice(DIRS), rng.choice(NAMES))
                 with open(p, "wb") as f:
                     f.write(rng.randbytes(rng.choice([10, 3000, 9000, 40000])))
+            if self.a.ballast:
+                self.add_ballast(rng)
         finally:
             self.clean_unmount(m, "setting up the image")
         self.check_fsck("fresh image")
+
+    def add_ballast(self, rng):
+        """--ballast F: fill F of the free space with 512 KiB files, then
+        remove every third, so the workload runs with few free segments and
+        many half-used ones: slack space recycling and cleaning at work
+        while the daemon is killed."""
+        st = os.statvfs(self.mnt)
+        n = int(st.f_bavail * st.f_frsize * self.a.ballast) // (512 << 10)
+        top = os.path.join(self.mnt, "ballast")
+        os.mkdir(top)
+        for k in range(n):
+            with open(os.path.join(top, "b%05d" % k), "wb") as f:
+                f.write(rng.randbytes(512 << 10))
+        for k in range(0, n, 3):
+            os.unlink(os.path.join(top, "b%05d" % k))
 
     def check_fsck(self, what):
         probs, out = fsx.fsck(self.image)
@@ -759,6 +776,9 @@ def main(argv=None):
                     help="mkfs.f2fs -O list for every image ('' for the defaults); by "
                     "default fresh images alternate the defaults and %s" % fsx.EXTRA_FEATURES)
     ap.add_argument("--fresh-every", type=int, default=10)
+    ap.add_argument("--ballast", type=float, default=0.0,
+                    help="fill this fraction of a fresh image's free space first, "
+                         "a third of it then freed again (default 0)")
     ap.add_argument("--ace", action="store_true", help="also run the ACE-style suite")
     ap.add_argument("--ace-only", action="store_true", help="only the ACE-style suite")
     ap.add_argument("--ace-len", type=int, default=2, help="longest sequence (1-3)")

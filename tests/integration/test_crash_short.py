@@ -33,6 +33,18 @@ def test_crash_random_kills(f2fs_fuse, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.needs_binary
+def test_crash_random_kills_nearly_full(f2fs_fuse, tmp_path):
+    """The same on images nine tenths full with half-used segments: the data
+    logs recycle free slots (SSR) and cleaning runs while the daemon dies."""
+    args = ["--seed", "2", "--iterations", "8", "--fresh-every", "4", "--ballast", "0.9",
+            "--image-size", "96M", "--time-limit", "240", "--workdir", str(tmp_path)]
+    rc, out = run_crash(args, f2fs_fuse)
+    assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
+        " ".join(args[:-2]), out[-8000:])
+
+
+@pytest.mark.slow
+@pytest.mark.needs_binary
 def test_crash_ace_sequences(f2fs_fuse, tmp_path):
     args = ["--seed", "1", "--ace-only", "--ace-len", "2", "--ace-quick",
             "--time-limit", "240", "--workdir", str(tmp_path)]

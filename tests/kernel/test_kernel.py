@@ -366,6 +366,78 @@ def test_kernel_crash_image_recovery(guest, f2fs_fuse, tmp_path):
                 "the kernel vs f2fs-fuse on the image f2fs-fuse recovered")
 
 
+# ---------------------------------------------------------------- nearly full images
+
+GUEST_CHURN = """set -e
+. lib/ktest.sh
+kmount
+kmanifest before.tsv
+python3 -m ktest_guest churn $MNT --seed 71 --mib 24 >$KTEST_OUT/churn.log
+kumount
+kmount
+kmanifest after.tsv
+kumount
+"""
+
+
+def ssr_logs(image):
+    """Which logs the image's current checkpoint leaves in SSR mode
+    (alloc_type[] of struct f2fs_checkpoint, at byte 176)."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "corrupt"))
+    import f2fsimg
+    with open(image, "rb") as f:
+        img = f2fsimg.Image(f.read())
+    return [t for t in range(6) if img.buf[img.cp_off + 176 + t] == 1]
+
+
+def io_stat(stderr, name):
+    import re
+    m = re.search(r"(\d+) " + name, stderr)
+    assert m, stderr
+    return int(m.group(1))
+
+
+def test_nearly_full_image_kernel_roundtrip(guest, f2fs_fuse, tmp_path):
+    """An image f2fs-fuse filled to 95% and churned (its data logs in SSR,
+    cleaning having moved blocks) is mounted by the kernel, which must see
+    the same tree with a clean log and go on writing from the checkpoint's
+    SSR logs and half-used segments; then f2fs-fuse reads the kernel's
+    result, churns it further from the kernel's logs, and the kernel reads
+    that back.  fsck.f2fs between every step."""
+    sys.path.insert(0, os.path.join(HERE, "guest"))
+    import ktest_guest
+    image = mkfs(tmp_path / "full.img", 128 * MiB)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw", "io_stats")) as m:
+        ktest_guest.fill_and_churn(m.path, seed=70, churn_mib=200)
+        w = walk(m.path)
+        assert w.errors == []
+    stderr = m.stderr()
+    assert io_stat(stderr, "segments reused") > 0, stderr
+    assert io_stat(stderr, "data and") > 0, stderr
+    assert ssr_logs(image), "the last checkpoint has no log in SSR mode"
+    fsutil.fsck_check(image)
+    mine = w.manifest
+
+    r = G.run(GUEST_CHURN, [image])
+    assert_guest_ok(r, "kernel mount and churn of a nearly full image")
+    before, _ = kernel_manifest(r, "before.tsv")
+    assert_same(mine, before, "the kernel vs f2fs-fuse on the nearly full image")
+    after, _ = kernel_manifest(r, "after.tsv")
+    assert after.entries != before.entries
+    fsutil.fsck_check(image)
+    fman, _ = fuse_view(f2fs_fuse, image, tmp_path / "mnt2")
+    assert_same(after, fman, "f2fs-fuse vs the kernel after the kernel's churn")
+
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt3", ("rw",)) as m:
+        ktest_guest.fill_and_churn(m.path, seed=72, churn_mib=64, fill=0)
+        w = walk(m.path)
+        assert w.errors == []
+    fsutil.fsck_check(image)
+    text, r2 = G.kernel_mount_and_manifest(image)
+    assert_guest_ok(r2, "kernel mount after f2fs-fuse churned the kernel's image")
+    assert_same(M.parse_text(text), w.manifest, "the kernel vs f2fs-fuse after the second churn")
+
+
 # ---------------------------------------------------------------- the harness itself
 
 def test_dmesg_filter():

@@ -30,6 +30,9 @@
         the tree written into each encrypted directory (crypt_tree)
     crypt-more DIR... [--seed N]
         a round of changes on trees made by crypt-tree (crypt_more)
+    churn DIR [--seed N] [--mib N] [--fill-percent N]
+        fill the filesystem nearly full, then overwrite small pieces at
+        random (fill_and_churn): slack space recycling and cleaning
 
 Only the standard library; the guest ships a minimal one (see guestimage.py).
 Every step is deterministic for a given seed, so a failing tree can be made
@@ -1025,6 +1028,52 @@ def cmd_crypt_tree(args):
     return 0
 
 
+def fill_and_churn(root, seed=7, fill=0.95, churn_mib=200, fsz=2 * MiB):
+    """Nearly fill the filesystem at `root`: files of `fsz` bytes in
+    root/full up to `fill` of what statfs offers (files already there are
+    kept and rewritten too), then overwrite 4-64 KiB pieces at random until
+    `churn_mib` MiB went through, deleting and recreating a file now and
+    then.  On a log-structured filesystem this leaves many half-used
+    segments: the data logs recycle free slots (SSR) and cleaning runs.
+    Returns the number of files."""
+    rng = random.Random(seed)
+    top = os.path.join(root, "full")
+    os.makedirs(top, exist_ok=True)
+    names = sorted(os.listdir(top))
+    st = os.statvfs(root)
+    for k in range(len(names), len(names) + int(st.f_bavail * st.f_frsize * fill) // fsz):
+        write_file(os.path.join(top, "f%04d" % k), rng.randbytes(fsz))
+    names = sorted(os.listdir(top))
+    done = 0
+    while done < churn_mib * MiB:
+        p = os.path.join(top, rng.choice(names))
+        if rng.random() < 0.02:
+            os.unlink(p)
+            write_file(p, rng.randbytes(fsz))
+            done += fsz
+            continue
+        fd = os.open(p, os.O_WRONLY)
+        try:
+            for _ in range(8):
+                off = rng.randrange(0, fsz // 4096) * 4096
+                n = min(rng.choice((4096, 16384, 65536)), fsz - off)
+                os.pwrite(fd, rng.randbytes(n), off)
+                done += n
+            if rng.random() < 0.1:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    return len(names)
+
+
+def cmd_churn(args):
+    n = fill_and_churn(args[0], seed=_opt(args, "--seed", 7),
+                       churn_mib=_opt(args, "--mib", 200),
+                       fill=_opt(args, "--fill-percent", 95) / 100)
+    print("churned %s: %d files" % (args[0], n))
+    return 0
+
+
 def cmd_crypt_more(args):
     seed = _opt(args, "--seed", 2)
     dirs = [a for i, a in enumerate(args) if not a.startswith("--") and
@@ -1041,7 +1090,7 @@ def main(argv):
             "fsync-round": cmd_fsync_round,
             "fsinfo": cmd_fsinfo, "add-key": cmd_add_key, "set-policy": cmd_set_policy,
             "get-policy": cmd_get_policy, "crypt-tree": cmd_crypt_tree,
-            "crypt-more": cmd_crypt_more}
+            "crypt-more": cmd_crypt_more, "churn": cmd_churn}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
