@@ -262,6 +262,8 @@ out:
 	return err;
 }
 
+#define GC_READ_GAP 16	/* dead blocks read through rather than split a read */
+
 /* Move every valid block out of one segment. */
 static int gc_segment(struct f2fs_sb *sb, uint32_t segno)
 {
@@ -288,9 +290,26 @@ static int gc_segment(struct f2fs_sb *sb, uint32_t segno)
 	}
 	if (first == UINT32_MAX)
 		goto out;
-	/* one read of the live span, raw (ciphertext stays ciphertext) */
-	err = f2fs_dev_read(sb->dev, start + first, seg + (size_t)first * F2FS_BLKSIZE,
-			    last - first + 1);
+	/*
+	 * Read the live blocks raw (ciphertext stays ciphertext), one request
+	 * per run; runs closer than GC_READ_GAP blocks are read as one, since a
+	 * few dead blocks cost less than another request.
+	 */
+	for (uint32_t a = first; a <= last && !err;) {
+		uint32_t b = a, gap = 0;
+
+		for (uint32_t off = a + 1; off <= last && gap <= GC_READ_GAP; off++) {
+			if (f2fs_test_bit(off, map)) {
+				b = off;
+				gap = 0;
+			} else {
+				gap++;
+			}
+		}
+		err = f2fs_dev_read(sb->dev, start + a, seg + (size_t)a * F2FS_BLKSIZE, b - a + 1);
+		for (a = b + 1; a <= last && !f2fs_test_bit(a, map); a++)
+			;
+	}
 	if (err)
 		goto out;
 	if (sum[SUM_FOOTER_OFFSET] == SUM_TYPE_NODE) {
