@@ -481,6 +481,10 @@ def render_crypto(res, info, med, w, table):
          "unencrypted directory, same image", mib_s, 0.85),
     ])
     extra = []
+    if "xts_pair_ratio" in res:
+        extra.append("median of the %d per-pair ratios (crypto layer / openssl speed, each "
+                     "pair run back to back) %.2f" % (len(res["xts_pair_ratio"]),
+                                                      med("xts_pair_ratio")))
     if "xts_lib_decrypt" in res:
         extra.append("crypto-layer decrypt %s" % mbs(med("xts_lib_decrypt")))
     if "xts_ossl4k" in res and "xts_lib_encrypt" in res:
