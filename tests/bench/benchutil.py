@@ -485,6 +485,12 @@ def render_crypto(res, info, med, w, table):
         extra.append("median of the %d per-pair ratios (crypto layer / openssl speed, each "
                      "pair run back to back) %.2f" % (len(res["xts_pair_ratio"]),
                                                       med("xts_pair_ratio")))
+    for a, b, what in (("encw_enc", "encw_plain", "C2"), ("encr_enc", "encr_plain", "C3")):
+        if len(res.get(a, [])) == len(res.get(b, [])) > 0:
+            pairs = [x / y for x, y in zip(res[a], res[b]) if y]
+            extra.append("%s: median of the %d per-run ratios (encrypted / plain, the two "
+                         "written or read back to back on one image) %.2f"
+                         % (what, len(pairs), statistics.median(pairs)))
     if "xts_lib_decrypt" in res:
         extra.append("crypto-layer decrypt %s" % mbs(med("xts_lib_decrypt")))
     if "xts_ossl4k" in res and "xts_lib_encrypt" in res:
