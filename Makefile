@@ -111,11 +111,14 @@ test-kernel: all
 .PHONY: fsx crashtest
 FSX_ARGS   ?= --ops 20000
 CRASH_ARGS ?= --iterations 50 --ace --ace-len 3
+# the same random kills on nearly full images (slack space recycling, cleaning)
+CRASH_FULL_ARGS ?= --iterations 50 --fresh-every 5 --ballast 0.92 --image-size 96M
 fsx: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/fsx/fsx.py $(FSX_ARGS)
 
 crashtest: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/crash/crashtest.py $(CRASH_ARGS)
+	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/crash/crashtest.py $(CRASH_FULL_ARGS)
 
 asan:
 	@$(MAKE) --no-print-directory deps
