@@ -66,7 +66,7 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 	pthread_rwlock_unlock(&inode->lock);
 	if (evict) {
 		f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
+		pthread_rwlock_rdlock(&sb->cp_rwsem);
 		pthread_rwlock_wrlock(&inode->lock);
 		if (!inode->open_count && !inode->links && !inode->unhashed)
 			err = f2fs_evict_inode(sb, inode);
