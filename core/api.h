@@ -106,8 +106,11 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir, const char *name, 
 	      struct f2fs_stat *st);
 int f2fs_unlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
 int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
-/* Open handles keep an unlinked inode alive until the last release. */
-int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write);
+/*
+ * Open handles keep an unlinked inode alive until the last release.
+ * oflags: the open(2) flags (O_ACCMODE, O_APPEND, O_TRUNC are looked at).
+ */
+int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags);
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
 
@@ -119,6 +122,7 @@ enum {
 	F2FS_SET_ATIME = 1 << 4,
 	F2FS_SET_MTIME = 1 << 5,
 	F2FS_SET_CTIME = 1 << 6,
+	F2FS_SET_TIMES_GIVEN = 1 << 7,	/* a time other than "now" (ATTR_TIMES_SET) */
 };
 struct f2fs_setattr {
 	unsigned int valid;	/* F2FS_SET_* */
@@ -131,6 +135,13 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 /* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|KEEP_SIZE, FALLOC_FL_ZERO_RANGE */
 int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len);
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
+/*
+ * FS_IOC_SETFLAGS: set the settable FS_*_FL bits (sync, immutable, append,
+ * nodump, noatime, dirsync, projinherit) to those in fsflags.  The caller
+ * (the kernel's VFS) has checked ownership and CAP_LINUX_IMMUTABLE.
+ * -EOPNOTSUPP for unknown bits and for compression or casefolding changes.
+ */
+int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags, struct f2fs_stat *st);
 
 /* flags: XATTR_CREATE, XATTR_REPLACE (0: either); -ENODATA, -EEXIST, -E2BIG, -ENOSPC */
 int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,

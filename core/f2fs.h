@@ -580,6 +580,27 @@ struct f2fs_sb {
 
 #define f2fs_stat_add(sb, field, n) atomic_fetch_add(&(sb)->stat.field, (n))
 
+/*
+ * chattr's i and a (the VFS's IS_IMMUTABLE, IS_APPEND).  The kernel cannot
+ * see these flags on a FUSE mount, so the core refuses what the VFS and
+ * f2fs would refuse, with EPERM: nothing changes an immutable inode or adds
+ * to or removes from an immutable directory; an append-only file only
+ * grows by appends, an append-only directory only gains names.
+ */
+static inline bool f2fs_is_immutable(const struct f2fs_inode *inode)
+{
+	return inode->flags & F2FS_IMMUTABLE_FL;
+}
+static inline bool f2fs_is_append(const struct f2fs_inode *inode)
+{
+	return inode->flags & F2FS_APPEND_FL;
+}
+/* may_delete: the name may not go, nor the inode be renamed or linked */
+static inline bool f2fs_is_pinned(const struct f2fs_inode *inode)
+{
+	return inode->flags & (F2FS_IMMUTABLE_FL | F2FS_APPEND_FL);
+}
+
 /* crypt.c */
 struct fscrypt_inode_info;
 int f2fs_crypt_init(struct f2fs_sb *sb);

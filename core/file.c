@@ -3,6 +3,7 @@
  * File operations on a writable mount: open/release (which decide when
  * an unlinked inode is freed), write, setattr, fallocate and fsync.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,8 +26,9 @@ static bool writable(struct f2fs_sb *sb)
 	return !sb->opts.readonly && sb->sm;
 }
 
-int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write)
+int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 {
+	bool for_write = (oflags & O_ACCMODE) != O_RDONLY;
 	struct f2fs_inode *inode;
 	int err;
 
@@ -38,6 +40,12 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, bool for_write)
 	if (for_write && S_ISDIR(inode->mode)) {
 		f2fs_iput(sb, inode);
 		return -EISDIR;
+	}
+	/* may_open: no writing an immutable file, only appending to an append-only one */
+	if ((f2fs_is_immutable(inode) && (for_write || (oflags & O_TRUNC))) ||
+	    (f2fs_is_append(inode) && ((for_write && !(oflags & O_APPEND)) || (oflags & O_TRUNC)))) {
+		f2fs_iput(sb, inode);
+		return -EPERM;
 	}
 	/* fscrypt_file_open: a regular file opens only with its key */
 	if (S_ISREG(inode->mode) && (err = f2fs_require_key(sb, inode))) {
@@ -96,7 +104,11 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 	f2fs_balance_fs(sb);
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
-	r = f2fs_file_write(sb, inode, buf, len, off);
+	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
+	if (f2fs_is_immutable(inode))
+		r = -EPERM;
+	else
+		r = f2fs_file_write(sb, inode, buf, len, off);
 	pthread_rwlock_unlock(&inode->lock);
 	pthread_rwlock_unlock(&sb->cp_rwsem);
 	f2fs_iput(sb, inode);
@@ -119,6 +131,14 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
 	f2fs_now(&now);
+	/* f2fs_setattr and the VFS: an append-only inode keeps its size, owner,
+	 * mode and given times; an immutable one everything */
+	if (f2fs_is_immutable(inode) ||
+	    (f2fs_is_append(inode) && (sa->valid & (F2FS_SET_MODE | F2FS_SET_UID | F2FS_SET_GID |
+						   F2FS_SET_SIZE | F2FS_SET_TIMES_GIVEN)))) {
+		err = -EPERM;
+		goto out;
+	}
 	if (sa->valid & F2FS_SET_SIZE) {
 		if (S_ISDIR(inode->mode)) {
 			err = -EISDIR;
@@ -253,6 +273,11 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
 	}
+	/* vfs_fallocate: only plain allocation on an append-only file */
+	if (f2fs_is_immutable(inode) || (f2fs_is_append(inode) && (mode & ~FALLOC_FL_KEEP_SIZE))) {
+		err = -EPERM;
+		goto out;
+	}
 	err = f2fs_require_key(sb, inode);
 	if (err)
 		goto out;
@@ -365,7 +390,8 @@ static int change_xattr(struct f2fs_sb *sb, uint32_t ino, const char *name, cons
 		f2fs_balance_fs(sb);
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
-	err = f2fs_xattr_set(sb, inode, name, value, size, flags);
+	/* xattr_permission */
+	err = f2fs_is_pinned(inode) ? -EPERM : f2fs_xattr_set(sb, inode, name, value, size, flags);
 	if (!err) {
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
@@ -414,4 +440,45 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 	else if (!dirty)
 		sb->last_cp_time = (uint64_t)ts.tv_sec;
 	f2fs_background_gc(sb);
+}
+
+/* changes this driver does not make: they need compression or casefolding work */
+#define UNCHANGEABLE_FL (F2FS_COMPR_FL | F2FS_NOCOMP_FL | F2FS_CASEFOLD_FL)
+
+int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags, struct f2fs_stat *st)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	uint32_t next;
+	int err;
+
+	if (!writable(sb))
+		return -EROFS;
+	/* f2fs_fileattr_set: bits it would not even report are refused, the
+	 * reported but unsettable ones (encrypt, inline data, ...) ignored */
+	if (fsflags & ~F2FS_GETTABLE_FS_FL)
+		return -EOPNOTSUPP;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	next = (inode->flags & ~F2FS_SETTABLE_FS_FL) | (fsflags & F2FS_SETTABLE_FS_FL);
+	if ((next ^ inode->flags) & UNCHANGEABLE_FL) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (next != inode->flags) {
+		inode->flags = next;
+		f2fs_now(&now);
+		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+	if (!err)
+		f2fs_fill_stat(sb, inode, st);
+out:
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
 }

@@ -323,15 +323,6 @@ void f2fs_icache_destroy(struct f2fs_sb *sb)
 
 /* ---- attributes ---- */
 
-/* FS_*_FL bits FS_IOC_GETFLAGS reports (F2FS_GETTABLE_FS_FL); f2fs uses the same values. */
-#define FS_ENCRYPT_FL		0x00000800
-#define FS_INLINE_DATA_FL	0x10000000
-#define FS_NOCOW_FL		0x00800000
-#define FS_VERITY_FL		0x00100000
-#define GETTABLE_FL (F2FS_COMPR_FL | F2FS_SYNC_FL | F2FS_IMMUTABLE_FL | F2FS_APPEND_FL | \
-		     F2FS_NODUMP_FL | F2FS_NOATIME_FL | F2FS_NOCOMP_FL | F2FS_INDEX_FL | \
-		     F2FS_DIRSYNC_FL | F2FS_PROJINHERIT_FL | FS_ENCRYPT_FL | FS_INLINE_DATA_FL | \
-		     FS_NOCOW_FL | FS_VERITY_FL | F2FS_CASEFOLD_FL)
 
 static uint64_t decode_rdev(const struct f2fs_inode *inode)
 {
@@ -386,7 +377,7 @@ void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f
 		flags |= FS_INLINE_DATA_FL;
 	if (inode->inline_flags & F2FS_PIN_FILE)
 		flags |= FS_NOCOW_FL;
-	st->flags = flags & GETTABLE_FL;
+	st->flags = flags & F2FS_GETTABLE_FS_FL;
 	st->generation = inode->generation;
 }
 

@@ -238,6 +238,10 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 			err = -EEXIST;
 		goto out_dir;
 	}
+	if (f2fs_is_immutable(dir)) {
+		err = -EPERM;
+		goto out_dir;
+	}
 	init_owner(dir, &mode, cred, &uid, &gid);
 	/* posix_acl_create: a default ACL replaces the umask */
 	if (!f2fs_has_default_acl(sb, dir) && !S_ISLNK(mode))
@@ -356,6 +360,10 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 		err = -EMLINK;
 		goto out;
 	}
+	if (f2fs_is_pinned(inode) || f2fs_is_immutable(dir)) {
+		err = -EPERM;	/* vfs_link, may_create */
+		goto out;
+	}
 	err = f2fs_crypt_permitted(sb, dir, inode);
 	if (err)
 		goto out;
@@ -427,6 +435,10 @@ static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	}
 	if (!rmdir && S_ISDIR(inode->mode)) {
 		err = -EISDIR;
+		goto out;
+	}
+	if (f2fs_is_pinned(dir) || f2fs_is_pinned(inode)) {
+		err = -EPERM;	/* may_delete */
 		goto out;
 	}
 	if (rmdir) {
@@ -598,6 +610,12 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 			err = f2fs_crypt_permitted(sb, odir, victim);
 		if (err)
 			goto out;
+	}
+	/* may_delete of both names that go (or are replaced), may_create of the new one */
+	if (f2fs_is_pinned(odir) || f2fs_is_immutable(ndir) || f2fs_is_pinned(old) ||
+	    (victim && (f2fs_is_pinned(ndir) || f2fs_is_pinned(victim)))) {
+		err = -EPERM;
+		goto out;
 	}
 	if (victim)
 		lock_two(old, victim);

@@ -292,7 +292,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int err;
 
 	/* The open count keeps an unlinked inode until release. */
-	err = f2fs_open(fs->sb, nid, (fi->flags & O_ACCMODE) != O_RDONLY);
+	err = f2fs_open(fs->sb, nid, fi->flags);
 	if (err) {
 		f2fs_fuse_reply_err(req, err);
 		return;
@@ -670,6 +670,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			use_now = true;
 		} else {
 			stat_ts(&attr->st_atim, &sa.atime);
+			sa.valid |= F2FS_SET_TIMES_GIVEN;
 		}
 	}
 	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) {
@@ -679,6 +680,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			use_now = true;
 		} else {
 			stat_ts(&attr->st_mtim, &sa.mtime);
+			sa.valid |= F2FS_SET_TIMES_GIVEN;
 		}
 	}
 	if (to_set & FUSE_SET_ATTR_CTIME) {
@@ -835,7 +837,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 			 S_IFREG | (mode & 07777), 0, 0, &rc.cred, &st);
 	put_cred(&rc);
 	if (!err)
-		err = f2fs_open(fs->sb, st.ino, (fi->flags & O_ACCMODE) != O_RDONLY);
+		err = f2fs_open(fs->sb, st.ino, fi->flags);
 	if (err) {
 		f2fs_fuse_reply_err(req, err);
 		return;

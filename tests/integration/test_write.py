@@ -1286,6 +1286,99 @@ def test_parallel_writers_same_file(rwimage):
     img.finish(expect({"shared": {"content": sha(bytes(model)), "size": str(size)}}))
 
 
+def lsattr(path):
+    out = subprocess.run(["lsattr", "-d", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, check=True).stdout
+    return out.split()[0]
+
+
+def chattr(*args):
+    return subprocess.run(["chattr"] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True).returncode
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chattr +i/+a needs CAP_LINUX_IMMUTABLE")
+def test_chattr_immutable_and_append(rwimage):
+    """chattr/lsattr (FS_IOC_SETFLAGS, and FS_IOC_FSGETXATTR which the
+    kernel asks first): +i refuses every change to the file and every
+    name change in a directory, +a allows only appends and new names, with
+    EPERM as on the kernel's f2fs; the flags survive a remount and fsck."""
+    img = rwimage()
+    p = img.mount()
+    j = lambda *a: os.path.join(p, *a)   # noqa: E731
+    write_file(j("i"), b"frozen")
+    write_file(j("a"), b"log\n")
+    write_file(j("other"), b"x")
+    os.mkdir(j("di"))
+    write_file(j("di", "in"), b"in")
+    os.mkdir(j("da"))
+    write_file(j("da", "in"), b"in")
+    assert chattr("+i", j("i"), j("di")) == 0
+    assert chattr("+a", j("a"), j("da")) == 0
+    assert chattr("+d", "+A", j("other")) == 0
+    assert "i" in lsattr(j("i")) and "a" in lsattr(j("a"))
+    assert "d" in lsattr(j("other")) and "A" in lsattr(j("other"))
+
+    def eperm(fn, *a):
+        assert errno_of(fn, *a) == errno.EPERM, (fn, a)
+
+    for path in (j("i"), j("a")):
+        eperm(os.open, path, os.O_WRONLY)
+        eperm(os.truncate, path, 0)
+        eperm(os.chmod, path, 0o600)
+        eperm(os.utime, path, (1, 1))
+        eperm(os.setxattr, path, "user.x", b"1")
+        eperm(os.link, path, path + "-link")
+        eperm(os.rename, path, path + "-moved")
+        eperm(os.unlink, path)
+    eperm(os.open, j("i"), os.O_WRONLY | os.O_APPEND)
+    eperm(os.utime, j("i"), None)
+    eperm(fallocate_appending, j("a"), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
+    fd = os.open(j("a"), os.O_WRONLY | os.O_APPEND)
+    os.write(fd, b"appended\n")
+    os.close(fd)
+    os.utime(j("a"), None)          # "now" needs only write access
+    # directories: +i takes no new names and loses none; +a only gains
+    eperm(os.open, j("di", "new"), os.O_WRONLY | os.O_CREAT, 0o644)
+    eperm(os.mkdir, j("di", "sub"))
+    eperm(os.unlink, j("di", "in"))
+    eperm(os.rename, j("di", "in"), j("moved"))
+    eperm(os.rename, j("other"), j("di", "other"))
+    write_file(j("da", "new"), b"new")
+    eperm(os.unlink, j("da", "in"))
+    eperm(os.rename, j("da", "in"), j("da", "renamed"))
+    # a handle opened before +i cannot write either
+    fd = os.open(j("other"), os.O_WRONLY)
+    assert chattr("+i", j("other")) == 0
+    eperm(os.write, fd, b"late")
+    os.close(fd)
+    assert chattr("-i", j("other")) == 0
+    # what this driver does not change: compression
+    assert chattr("+c", j("other")) != 0
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert "i" in lsattr(j("i")) and "a" in lsattr(j("da"))
+    flags = lsattr(j("other"))
+    assert "d" in flags and "A" in flags and "i" not in flags
+    assert read_file(j("a")) == b"log\nappended\n"
+    assert chattr("-i", j("i"), j("di")) == 0 and chattr("-a", j("a"), j("da")) == 0
+    os.unlink(j("di", "in"))
+    write_file(j("i"), b"thawed")
+    img.finish(expect({"i": {"content": sha(b"thawed")}, "di": {"type": "d"},
+                       "da/new": {"content": sha(b"new")}}))
+
+
+def fallocate_appending(path, mode):
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        if LIBC.fallocate64(fd, mode, 0, 4096) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+    finally:
+        os.close(fd)
+
+
 def test_read_only_mount_refuses_changes(rwimage):
     """-o ro: every change fails with EROFS and the image stays as it was."""
     img = rwimage()
