@@ -438,6 +438,67 @@ def test_nearly_full_image_kernel_roundtrip(guest, f2fs_fuse, tmp_path):
     assert_same(M.parse_text(text), w.manifest, "the kernel vs f2fs-fuse after the second churn")
 
 
+# ---------------------------------------------------------------- inode flags
+
+IMMUTABLE, APPEND, NODUMP, NOATIME, SYNC = 0x10, 0x20, 0x40, 0x80, 0x8
+SHOWN_FLAGS = IMMUTABLE | APPEND | NODUMP | NOATIME | SYNC
+FLAG_FILES = {"i": IMMUTABLE, "a": APPEND, "d": NODUMP | NOATIME, "s": SYNC, "k": 0}
+
+GUEST_FLAGS = """set -e
+. lib/ktest.sh
+kmount
+cd $MNT/fl
+python3 -m ktest_guest flags i a d s k >$KTEST_OUT/flags.txt
+python3 -m ktest_guest try-writes i a k >$KTEST_OUT/writes.txt
+python3 -m ktest_guest chattr k +10
+python3 -m ktest_guest chattr i -10
+cd /
+kumount
+"""
+
+
+def parse_flags(text):
+    return {n: int(v, 16) & SHOWN_FLAGS for n, v in (ln.split("\t") for ln in text.splitlines())}
+
+
+def test_inode_flags_both_ways(guest, f2fs_fuse, tmp_path):
+    """chattr flags set through f2fs-fuse (immutable, append-only, nodump,
+    noatime, sync) are what the kernel reads and enforces; flags the kernel
+    sets and clears are what f2fs-fuse then reads and enforces."""
+    sys.path.insert(0, os.path.join(HERE, "guest"))
+    import ktest_guest as K
+    image = mkfs(tmp_path / "flags.img", 128 * MiB)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw",)) as m:
+        top = os.path.join(m.path, "fl")
+        os.mkdir(top)
+        for name, bits in FLAG_FILES.items():
+            K.write_file(os.path.join(top, name), b"base\n")
+            if bits:
+                K.set_flags(os.path.join(top, name), bits)
+        mine = {n: K.get_flags(os.path.join(top, n)) & SHOWN_FLAGS for n in FLAG_FILES}
+        assert mine == FLAG_FILES
+        assert K.try_writes(os.path.join(top, "i")) == ["write EPERM", "append EPERM"]
+    fsutil.fsck_check(image)
+
+    r = G.run(GUEST_FLAGS, [image])
+    assert_guest_ok(r, "kernel reads and changes inode flags")
+    assert parse_flags(r.text("flags.txt")) == FLAG_FILES
+    writes = dict(ln.split("\t") for ln in r.text("writes.txt").splitlines())
+    assert writes == {"i": "write EPERM, append EPERM", "a": "write EPERM, append ok",
+                      "k": "write ok, append ok"}, writes
+    fsutil.fsck_check(image)
+
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", ("rw",)) as m:
+        top = os.path.join(m.path, "fl")
+        got = {n: K.get_flags(os.path.join(top, n)) & SHOWN_FLAGS for n in FLAG_FILES}
+        assert got == dict(FLAG_FILES, i=0, k=IMMUTABLE)
+        assert K.try_writes(os.path.join(top, "k")) == ["write EPERM", "append EPERM"]
+        assert K.try_writes(os.path.join(top, "i")) == ["write ok", "append ok"]
+        with open(os.path.join(top, "a"), "rb") as f:
+            assert f.read() == b"base\n+"      # the kernel's append
+    fsutil.fsck_check(image)
+
+
 # ---------------------------------------------------------------- the harness itself
 
 def test_dmesg_filter():

@@ -30,6 +30,9 @@
         the tree written into each encrypted directory (crypt_tree)
     crypt-more DIR... [--seed N]
         a round of changes on trees made by crypt-tree (crypt_more)
+    flags PATH...  /  chattr PATH (+|-)HEX  /  try-writes PATH...
+        FS_IOC_GETFLAGS of each PATH; set or clear FS_*_FL bits; what a plain
+        and an O_APPEND write of each PATH give (ok or the errno name)
     churn DIR [--seed N] [--mib N] [--fill-percent N]
         fill the filesystem nearly full, then overwrite small pieces at
         random (fill_and_churn): slack space recycling and cleaning
@@ -364,6 +367,42 @@ def set_flags(path, add):
         fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("<q", flags))
     finally:
         os.close(fd)
+
+
+def get_flags(path):
+    """FS_IOC_GETFLAGS of path (the kernel writes an int)."""
+    import fcntl
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return struct.unpack("<q", fcntl.ioctl(fd, FS_IOC_GETFLAGS, struct.pack("<q", 0)))[0]
+    finally:
+        os.close(fd)
+
+
+def clear_flags(path, remove):
+    import fcntl
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        flags = get_flags(path) & ~remove
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("<q", flags))
+    finally:
+        os.close(fd)
+
+
+def try_writes(path):
+    """What each kind of write to path gives: 'ok' or the errno name."""
+    out = []
+    for what, flags in (("write", os.O_WRONLY), ("append", os.O_WRONLY | os.O_APPEND)):
+        try:
+            fd = os.open(path, flags)
+            try:
+                os.write(fd, b"+")
+            finally:
+                os.close(fd)
+            out.append("%s ok" % what)
+        except OSError as e:
+            out.append("%s %s" % (what, errno.errorcode.get(e.errno, e.errno)))
+    return out
 
 
 def populate_compressed(root, seed=3):
@@ -1074,6 +1113,28 @@ def cmd_churn(args):
     return 0
 
 
+def cmd_flags(args):
+    for p in args:
+        print("%s\t0x%08x" % (os.path.basename(p), get_flags(p)))
+    return 0
+
+
+def cmd_chattr(args):
+    """chattr PATH (+|-)HEX"""
+    bits = int(args[1][1:], 16)
+    if args[1][0] == "+":
+        set_flags(args[0], bits)
+    else:
+        clear_flags(args[0], bits)
+    return 0
+
+
+def cmd_try_writes(args):
+    for p in args:
+        print("%s\t%s" % (os.path.basename(p), ", ".join(try_writes(p))))
+    return 0
+
+
 def cmd_crypt_more(args):
     seed = _opt(args, "--seed", 2)
     dirs = [a for i, a in enumerate(args) if not a.startswith("--") and
@@ -1090,7 +1151,8 @@ def main(argv):
             "fsync-round": cmd_fsync_round,
             "fsinfo": cmd_fsinfo, "add-key": cmd_add_key, "set-policy": cmd_set_policy,
             "get-policy": cmd_get_policy, "crypt-tree": cmd_crypt_tree,
-            "crypt-more": cmd_crypt_more, "churn": cmd_churn}
+            "crypt-more": cmd_crypt_more, "churn": cmd_churn, "flags": cmd_flags,
+            "chattr": cmd_chattr, "try-writes": cmd_try_writes}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2
