@@ -89,6 +89,7 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off)
 {
 	struct f2fs_inode *inode;
+	bool sync;
 	ssize_t r;
 	int err;
 
@@ -109,9 +110,16 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 		r = -EPERM;
 	else
 		r = f2fs_file_write(sb, inode, buf, len, off);
+	sync = inode->flags & F2FS_SYNC_FL;
 	pthread_rwlock_unlock(&inode->lock);
 	pthread_rwlock_unlock(&sb->cp_rwsem);
 	f2fs_iput(sb, inode);
+	/* chattr +S (IS_SYNC): generic_write_sync makes every write durable */
+	if (r > 0 && sync) {
+		err = f2fs_fsync(sb, ino, false);
+		if (err)
+			return err;
+	}
 	return r;
 }
 

@@ -1369,6 +1369,31 @@ def test_chattr_immutable_and_append(rwimage):
                        "da/new": {"content": sha(b"new")}}))
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="chattr needs root here")
+def test_chattr_sync_writes_survive_crash(rwimage):
+    """chattr +S: every write is made durable as it returns (as fsync), so
+    it survives SIGKILL of the daemon with no fsync of its own; a file
+    without the flag, written the same way, loses its data."""
+    img = rwimage()
+    p = img.mount()
+    for n in ("s", "plain"):
+        write_file(os.path.join(p, n), b"")
+    assert chattr("+S", os.path.join(p, "s")) == 0
+    dfd = os.open(p, os.O_RDONLY)
+    os.fsync(dfd)                   # a directory's fsync is a checkpoint
+    os.close(dfd)
+    for n in ("s", "plain"):
+        fd = os.open(os.path.join(p, n), os.O_WRONLY)
+        os.write(fd, b"written " + n.encode())
+        os.close(fd)
+    img.crash()
+    p = img.mount()
+    assert read_file(os.path.join(p, "s")) == b"written s"
+    assert read_file(os.path.join(p, "plain")) == b""
+    assert "S" in lsattr(os.path.join(p, "s"))
+    img.finish(expect({"s": {"content": sha(b"written s")}}))
+
+
 def fallocate_appending(path, mode):
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
