@@ -203,6 +203,14 @@ static int write_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const cha
 	return r < 0 ? (int)r : 0;
 }
 
+/* IS_DIRSYNC (chattr +D): a change to the directory's names is a checkpoint. */
+static int dirsync(struct f2fs_sb *sb, int err, bool sync)
+{
+	if (!err && sync)
+		err = f2fs_sync_fs(sb, false);
+	return err;
+}
+
 /*
  * Create name in dir: a regular file, device, fifo, socket, directory or
  * symlink.  On success *st describes the new inode.
@@ -214,6 +222,7 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	struct f2fs_inode *dir, *inode = NULL;
 	uint32_t ino, uid, gid;
 	unsigned int ftype;
+	bool dsync = false;
 	int err = check_name(name, len);
 
 	if (err)
@@ -228,6 +237,7 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	if (err)
 		goto out_cp;
 	pthread_rwlock_wrlock(&dir->lock);
+	dsync = dir->flags & F2FS_DIRSYNC_FL;
 	if (!dir->links) {
 		err = -ENOENT;	/* the directory was removed */
 		goto out_dir;
@@ -295,7 +305,7 @@ out_dir:
 	f2fs_iput(sb, dir);
 out_cp:
 	pthread_rwlock_unlock(&sb->cp_rwsem);
-	return err;
+	return dirsync(sb, err, dsync);
 }
 
 int f2fs_mknod(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len, uint32_t mode,
@@ -332,6 +342,7 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 	struct f2fs_timespec now;
 	unsigned int ftype;
 	uint32_t other;
+	bool dsync = false;
 	int err = check_name(name, len);
 
 	if (err)
@@ -343,6 +354,7 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 	err = get_dir(sb, dir_ino, &dir);
 	if (err)
 		goto out_cp;
+	dsync = dir->flags & F2FS_DIRSYNC_FL;
 	err = f2fs_iget(sb, ino, &inode);
 	if (err)
 		goto out_dir_ref;
@@ -395,7 +407,7 @@ out_dir_ref:
 	f2fs_iput(sb, dir);
 out_cp:
 	pthread_rwlock_unlock(&sb->cp_rwsem);
-	return err;
+	return dirsync(sb, err, dsync);
 }
 
 static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, size_t len, bool rmdir)
@@ -403,6 +415,7 @@ static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	struct f2fs_inode *dir, *inode;
 	struct f2fs_timespec now;
 	unsigned int ftype;
+	bool dsync = false;
 	uint32_t ino;
 	int err;
 
@@ -422,6 +435,7 @@ static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	if (err)
 		goto out_cp;
 	pthread_rwlock_wrlock(&dir->lock);
+	dsync = dir->flags & F2FS_DIRSYNC_FL;
 	err = f2fs_dir_lookup(sb, dir, name, len, &ino, &ftype);
 	if (err)
 		goto out_dir;
@@ -466,7 +480,7 @@ out_dir:
 	f2fs_iput(sb, dir);
 out_cp:
 	pthread_rwlock_unlock(&sb->cp_rwsem);
-	return err;
+	return dirsync(sb, err, dsync);
 }
 
 int f2fs_unlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len)
@@ -543,7 +557,7 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 	struct f2fs_timespec now;
 	uint32_t oino, nino = 0;
 	unsigned int ftype;
-	bool cross, locked_dirs = false;
+	bool cross, locked_dirs = false, dsync = false;
 	int err;
 
 	if (flags & ~(unsigned int)(RENAME_NOREPLACE | RENAME_EXCHANGE))
@@ -709,8 +723,10 @@ out_unlock:
 	if (victim && victim != old)
 		pthread_rwlock_unlock(&victim->lock);
 out:
-	if (locked_dirs)
+	if (locked_dirs) {
+		dsync = (odir->flags | ndir->flags) & F2FS_DIRSYNC_FL;
 		unlock_two(odir, ndir);
+	}
 	f2fs_iput(sb, victim);
 	f2fs_iput(sb, old);
 	f2fs_iput(sb, ndir);
@@ -718,5 +734,5 @@ out:
 	if (cross)
 		pthread_mutex_unlock(&sb->rename_lock);
 	pthread_rwlock_unlock(&sb->cp_rwsem);
-	return err;
+	return dirsync(sb, err, dsync);
 }

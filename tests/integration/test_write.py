@@ -1370,28 +1370,40 @@ def test_chattr_immutable_and_append(rwimage):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chattr needs root here")
-def test_chattr_sync_writes_survive_crash(rwimage):
-    """chattr +S: every write is made durable as it returns (as fsync), so
-    it survives SIGKILL of the daemon with no fsync of its own; a file
-    without the flag, written the same way, loses its data."""
+def test_chattr_sync_and_dirsync_survive_crash(rwimage):
+    """chattr +S: every write is durable as it returns (as fsync); +D: every
+    change to a directory's names is.  Both survive SIGKILL of the daemon
+    with no fsync of their own; the same changes without the flags are lost."""
     img = rwimage()
     p = img.mount()
+    j = lambda *a: os.path.join(p, *a)   # noqa: E731
     for n in ("s", "plain"):
-        write_file(os.path.join(p, n), b"")
-    assert chattr("+S", os.path.join(p, "s")) == 0
+        write_file(j(n), b"")
+    os.mkdir(j("dsync"))
+    os.mkdir(j("dplain"))
+    for d in ("dsync", "dplain"):
+        write_file(j(d, "old"), b"")
+    assert chattr("+S", j("s")) == 0
+    assert chattr("+D", j("dsync")) == 0
     dfd = os.open(p, os.O_RDONLY)
     os.fsync(dfd)                   # a directory's fsync is a checkpoint
     os.close(dfd)
+    # in this order: +D's checkpoints would take along what came before them
+    for d in ("dsync", "dplain"):
+        write_file(j(d, "new"), b"")
+        os.unlink(j(d, "old"))
     for n in ("s", "plain"):
-        fd = os.open(os.path.join(p, n), os.O_WRONLY)
+        fd = os.open(j(n), os.O_WRONLY)
         os.write(fd, b"written " + n.encode())
         os.close(fd)
     img.crash()
     p = img.mount()
-    assert read_file(os.path.join(p, "s")) == b"written s"
-    assert read_file(os.path.join(p, "plain")) == b""
-    assert "S" in lsattr(os.path.join(p, "s"))
-    img.finish(expect({"s": {"content": sha(b"written s")}}))
+    assert read_file(j("s")) == b"written s"
+    assert read_file(j("plain")) == b""
+    assert sorted(os.listdir(j("dsync"))) == ["new"]
+    assert sorted(os.listdir(j("dplain"))) == ["old"]
+    assert "S" in lsattr(j("s")) and "D" in lsattr(j("dsync"))
+    img.finish(expect({"s": {"content": sha(b"written s")}, "dsync/new": {"type": "f"}}))
 
 
 def fallocate_appending(path, mode):
