@@ -141,7 +141,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
  * (the kernel's VFS) has checked ownership and CAP_LINUX_IMMUTABLE.
  * -EOPNOTSUPP for unknown bits and for compression or casefolding changes.
  */
-int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags, struct f2fs_stat *st);
+int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags);
 
 /* flags: XATTR_CREATE, XATTR_REPLACE (0: either); -ENODATA, -EEXIST, -E2BIG, -ENOSPC */
 int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,

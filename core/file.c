@@ -453,7 +453,7 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 /* changes this driver does not make: they need compression or casefolding work */
 #define UNCHANGEABLE_FL (F2FS_COMPR_FL | F2FS_NOCOMP_FL | F2FS_CASEFOLD_FL)
 
-int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags, struct f2fs_stat *st)
+int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 {
 	struct f2fs_inode *inode;
 	struct f2fs_timespec now;
@@ -482,8 +482,6 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags, struct f2
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 		err = f2fs_mark_inode_dirty(sb, inode);
 	}
-	if (!err)
-		f2fs_fill_stat(sb, inode, st);
 out:
 	pthread_rwlock_unlock(&inode->lock);
 	pthread_rwlock_unlock(&sb->cp_rwsem);

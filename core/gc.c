@@ -104,7 +104,8 @@ static int move_node_block(struct f2fs_sb *sb, uint32_t nid, uint32_t blkaddr,
 	err = f2fs_get_node(sb, nid, blk);	/* the dirty copy, if there is one */
 	if (!err)
 		err = f2fs_set_node_dirty(sb, nid, blk);
-	f2fs_stat_add(sb, gc_node_blocks, 1);
+	if (!err)
+		f2fs_stat_add(sb, gc_node_blocks, 1);
 	free(blk);
 	return err;
 }
@@ -248,7 +249,8 @@ static int gc_data_segment(struct f2fs_sb *sb, uint32_t start, const uint8_t *su
 	for (i = 0; i < n; i++) {
 		if (!err) {
 			err = gc_commit_move(sb, &moves[i], node);
-			f2fs_stat_add(sb, gc_data_blocks, 1);
+			if (!err)
+				f2fs_stat_add(sb, gc_data_blocks, 1);
 		} else {
 			/* not written (or not pointed at): the new block stays unused */
 			f2fs_invalidate_block(sb, moves[i].new);

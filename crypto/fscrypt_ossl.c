@@ -288,10 +288,7 @@ out:
 	return err;
 }
 
-/*
- * Many units under one key with per-unit IVs: one EVP context and one key
- * schedule per call rather than per unit (XTS key setup is not cheap).
- */
+/* fscrypt_evp_crypt_units through the provider's AES-256-XTS functions (alg.xts). */
 static int direct_crypt_units(const struct direct_cipher *d, const uint8_t *key,
 			      size_t keylen, size_t ivlen,
 			      void (*iv_fn)(const void *arg, size_t i, uint8_t iv[32]),
@@ -323,6 +320,10 @@ out:
 	return err;
 }
 
+/*
+ * Many units under one key with per-unit IVs: one EVP context and one key
+ * schedule per call rather than per unit (XTS key setup is not cheap).
+ */
 int fscrypt_evp_crypt_units(const char *name, const uint8_t *key,
 			    void (*iv_fn)(const void *arg, size_t i, uint8_t iv[32]),
 			    const void *arg, const uint8_t *in, uint8_t *out, size_t unit,

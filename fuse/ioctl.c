@@ -70,7 +70,7 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 			return;
 		}
 		memcpy(&val, in_buf, sizeof(val));
-		err = f2fs_set_flags(fs->sb, f2fs_fuse_nid(fs, ino), (uint32_t)val, &st);
+		err = f2fs_set_flags(fs->sb, f2fs_fuse_nid(fs, ino), (uint32_t)val);
 		if (err) {
 			f2fs_fuse_reply_err(req, err);
 			return;
