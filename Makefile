@@ -15,10 +15,15 @@ CC         ?= cc
 PKG_CONFIG ?= pkg-config
 PYTHON     ?= /usr/bin/python3
 
-FUSE_CFLAGS  := $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
-FUSE_LIBS    := $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null)
-CRYPTO_CFLAGS:= $(shell $(PKG_CONFIG) --cflags libcrypto 2>/dev/null)
-CRYPTO_LIBS  := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null)
+# Expanded when a recipe runs, not when the Makefile is read: `make demo` and
+# `make test` install the packages first and only then build (in a second
+# make), so pkg-config must not be asked before libfuse3-dev is there.
+FUSE_CFLAGS   = $(call pkg,--cflags,fuse3)
+FUSE_LIBS     = $(call pkg,--libs,fuse3)
+CRYPTO_CFLAGS = $(call pkg,--cflags,libcrypto)
+CRYPTO_LIBS   = $(call pkg,--libs,libcrypto)
+pkg = $(or $(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null),$(if $(shell $(PKG_CONFIG) --exists $(2) 2>/dev/null && echo y),,\
+        $(error $(2) development files not found by $(PKG_CONFIG): run `make deps` (tests/install-deps.sh) first)))
 
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
             -Wmissing-prototypes -Wformat=2
@@ -85,14 +90,16 @@ deps:
 	@tests/install-deps.sh
 
 # ---- demo: build, make an image with a few files, mount it at ./mnt ----
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@tests/demo.sh $(BUILD)/f2fs-fuse
 
 umount-demo:
 	fusermount3 -u mnt
 
 # ---- tests ----
-test: deps all $(UNIT_BIN)
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory test-unit test-integration test-kernel
 
 test-unit: $(UNIT_BIN)
@@ -131,7 +138,8 @@ asan:
 fuzz:
 	@tests/fuzz/run.sh
 
-bench: deps all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@tests/bench/run.sh $(abspath $(BUILD)/f2fs-fuse)
 
 install: all
