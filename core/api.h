@@ -71,6 +71,15 @@ struct f2fs_stat {
 int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st);
 int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 		struct f2fs_stat *st);
+/*
+ * File handles (f2fs_nfs_get_inode, f2fs_get_parent): an inode named by
+ * its number alone is -ESTALE unless that number is an inode in use now,
+ * so a handle that outlived its file is stale, never corruption; the
+ * caller compares the generation.  The parent comes from the directory's
+ * own ".." entry.
+ */
+int f2fs_handle_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st);
+int f2fs_get_parent(struct f2fs_sb *sb, uint32_t dir, struct f2fs_stat *st);
 
 /*
  * Called once per entry; `next_off` is the offset to resume after this

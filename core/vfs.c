@@ -13,13 +13,8 @@
 static ssize_t symlink_target(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf,
 			      size_t size);
 
-int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
+static void getattr_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_stat *st)
 {
-	struct f2fs_inode *inode;
-	int err = f2fs_iget(sb, ino, &inode);
-
-	if (err)
-		return err;
 	f2fs_fill_stat(sb, inode, st);
 	/* fscrypt_symlink_getattr: an encrypted symlink's size is its shown target's */
 	if (S_ISLNK(inode->mode) && f2fs_is_encrypted(inode)) {
@@ -28,6 +23,30 @@ int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
 		if (n >= 0)
 			st->size = (uint64_t)n;
 	}
+}
+
+/* A referenced directory inode, or -ENOTDIR. */
+static int iget_dir(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+{
+	int err = f2fs_iget(sb, ino, out);
+
+	if (err)
+		return err;
+	if (((*out)->mode & S_IFMT) != S_IFDIR) {
+		f2fs_iput(sb, *out);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
+{
+	struct f2fs_inode *inode;
+	int err = f2fs_iget(sb, ino, &inode);
+
+	if (err)
+		return err;
+	getattr_inode(sb, inode, st);
 	f2fs_iput(sb, inode);
 	return 0;
 }
@@ -44,15 +63,59 @@ int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 		return -ENAMETOOLONG;
 	if (!len)
 		return -ENOENT;
-	err = f2fs_iget(sb, dir, &d);
+	err = iget_dir(sb, dir, &d);
 	if (err)
 		return err;
-	if ((d->mode & S_IFMT) != S_IFDIR) {
-		f2fs_iput(sb, d);
-		return -ENOTDIR;
-	}
 	pthread_rwlock_rdlock(&d->lock);
 	err = f2fs_dir_lookup(sb, d, name, len, &ino, &ftype);
+	pthread_rwlock_unlock(&d->lock);
+	f2fs_iput(sb, d);
+	if (err)
+		return err;
+	return f2fs_getattr(sb, ino, st);
+}
+
+int f2fs_handle_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
+{
+	struct f2fs_node_info ni;
+	struct f2fs_inode *inode;
+	int err;
+
+	/*
+	 * Checked here, not by f2fs_iget: a number out of range, a free NAT
+	 * entry or a node of another inode is an ordinary stale handle, while
+	 * on the paths f2fs_iget serves it would mean a damaged image.
+	 */
+	if (ino < sb->root_ino || ino >= sb->max_nid)
+		return -ESTALE;
+	err = f2fs_get_node_info(sb, ino, &ni);
+	if (err)
+		return err;
+	if (ni.blkaddr == NULL_ADDR || ni.ino != ino)
+		return -ESTALE;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	/* unlinked: an orphan waiting for its last close, or left by a crash */
+	if (inode->links == 0)
+		err = -ESTALE;
+	else
+		getattr_inode(sb, inode, st);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+int f2fs_get_parent(struct f2fs_sb *sb, uint32_t dir, struct f2fs_stat *st)
+{
+	struct f2fs_inode *d;
+	uint32_t ino;
+	int err = iget_dir(sb, dir, &d);
+
+	if (err)
+		return err;
+	/* ".." is stored in plain text and hashed as 0, also in encrypted directories */
+	pthread_rwlock_rdlock(&d->lock);
+	err = f2fs_dir_lookup_disk(sb, d, (const uint8_t *)"..", 2, &ino);
 	pthread_rwlock_unlock(&d->lock);
 	f2fs_iput(sb, d);
 	if (err)
@@ -63,14 +126,10 @@ int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t fill, void *ctx)
 {
 	struct f2fs_inode *d;
-	int err = f2fs_iget(sb, dir, &d);
+	int err = iget_dir(sb, dir, &d);
 
 	if (err)
 		return err;
-	if ((d->mode & S_IFMT) != S_IFDIR) {
-		f2fs_iput(sb, d);
-		return -ENOTDIR;
-	}
 	pthread_rwlock_rdlock(&d->lock);
 	err = f2fs_dir_iterate(sb, d, off, fill, ctx);
 	pthread_rwlock_unlock(&d->lock);

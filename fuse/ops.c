@@ -67,7 +67,12 @@ static void fill_entry_param(const struct f2fs_fuse *fs, const struct f2fs_stat 
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = f2fs_fuse_ino(fs, st->ino);
-	e->generation = st->generation;
+	/*
+	 * The kernel made the root inode itself with generation 0, and an
+	 * entry for a known node id with another generation marks that
+	 * inode stale; file handles to the root carry 0 as well.
+	 */
+	e->generation = e->ino == FUSE_ROOT_ID ? 0 : st->generation;
 	to_stat(fs, st, &e->attr);
 	e->attr_timeout = F2FS_FUSE_TIMEOUT;
 	e->entry_timeout = F2FS_FUSE_TIMEOUT;
@@ -138,8 +143,14 @@ void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs)
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct f2fs_fuse *fs = userdata;
+	/*
+	 * EXPORT_SUPPORT: the kernel may look up "." and ".." for file
+	 * handles (name_to_handle_at, NFS); a handle is the node id, which is
+	 * the nid, and the inode's i_generation, so it outlives the kernel's
+	 * caches and the mount itself.
+	 */
 	unsigned int want = FUSE_CAP_ASYNC_READ | FUSE_CAP_READDIRPLUS | FUSE_CAP_IOCTL_DIR |
-			    FUSE_CAP_CACHE_SYMLINKS;
+			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_EXPORT_SUPPORT;
 
 	/* Directory listings almost always precede stat()s: always use readdirplus. */
 	conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_WRITE |
@@ -195,6 +206,40 @@ static bool name_too_long(fuse_req_t req, const char *name)
 	return true;
 }
 
+/*
+ * The kernel looks up "." and ".." only to decode file handles: "." of a
+ * node id it no longer holds (the handle's own), ".." of a directory to
+ * reconnect it to the tree.  A handle that outlived its inode is ESTALE.
+ */
+static void lookup_handle(fuse_req_t req, fuse_ino_t ino, bool parent)
+{
+	struct f2fs_fuse *fs = req_fs(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	struct fuse_entry_param e;
+	struct f2fs_stat st;
+	int err;
+
+	/*
+	 * Node ids are nids, and the root is FUSE_ROOT_ID only: anything else
+	 * came from no reply of ours (the kernel would refuse an inode under
+	 * another node id than the handle's anyway).
+	 */
+	if (ino != FUSE_ROOT_ID && (ino > UINT32_MAX || nid == fs->root_ino))
+		err = -ESTALE;
+	else if (parent)
+		err = f2fs_get_parent(fs->sb, nid, &st);
+	else
+		err = f2fs_handle_getattr(fs->sb, nid, &st);
+	if (err == -ENOENT)
+		err = -ESTALE;
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	fill_entry_param(fs, &st, &e);
+	fuse_reply_entry(req, &e);
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct f2fs_fuse *fs = req_fs(req);
@@ -202,6 +247,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct f2fs_stat st;
 	int err;
 
+	if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) {
+		lookup_handle(req, parent, name[1] == '.');
+		return;
+	}
 	/* Not a negative entry: the name can never exist. */
 	if (name_too_long(req, name))
 		return;
