@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -49,7 +50,12 @@ struct f2fs_fuse {
 
 	/* Whether the kernel may enforce POSIX ACLs (see init). */
 	bool posix_acl;
-	bool readonly;
+	bool readonly;			/* -o ro: the image is opened read-only */
+	/*
+	 * The kernel's mount is read-only (remount,ro; see remount.c): it
+	 * refuses changes itself, except those that come as ioctls.
+	 */
+	atomic_bool vfs_readonly;
 
 	/* The f2fs_maintenance() thread, started in init, stopped in destroy. */
 	pthread_t upkeep;
@@ -74,8 +80,29 @@ struct f2fs_fuse {
 #define PATH_MAX_LEN 4096
 /* Set this mount's bdi read-ahead (Linux sysfs; needs root). */
 int f2fs_fuse_set_readahead(const char *mountpoint, unsigned int kb);
+/*
+ * The topmost FUSE mount at `mountpoint` in /proc/self/mountinfo: its
+ * device ("major:minor") and whether its superblock is read-only.
+ * -ENOENT if there is none (in this mount namespace).
+ */
+#define F2FS_FUSE_MAJMIN_LEN 32
+int f2fs_fuse_find_mount(const char *mountpoint, char majmin[F2FS_FUSE_MAJMIN_LEN],
+			 bool *sb_readonly);
 
 extern const struct fuse_lowlevel_ops f2fs_fuse_ops;
+
+/*
+ * mount -o remount (remount.c).  f2fs-fuse started with "remount" among
+ * its options changes the running mount and exits; the ioctl tells the
+ * daemon, which answers with F2FS_FUSE_STATE_* bits.
+ */
+#define F2FS_FUSE_IOC_REMOUNT		_IOR(0xF2, 0x40, uint32_t)
+#define F2FS_FUSE_STATE_IMAGE_RO	1u	/* mounted with -o ro */
+#define F2FS_FUSE_STATE_MOUNT_RO	2u	/* the kernel's mount is read-only now */
+bool f2fs_fuse_is_remount(int argc, char *argv[]);
+int f2fs_fuse_remount(int argc, char *argv[]);
+/* True if the ioctl was answered here. */
+bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz);
 
 /* Stop and join the maintenance thread; harmless if it is not running. */
 void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs);

@@ -57,6 +57,9 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	struct f2fs_stat st;
 	int val, err;
 
+	/* remount's notice to the daemon (remount.c) */
+	if (f2fs_fuse_remount_ioctl(req, cmd, out_bufsz))
+		return;
 	/* fscrypt keys and policies (keyctl_proto.h) */
 	if (f2fs_keyctl_ioctl(req, ino, cmd, in_buf, in_bufsz, out_bufsz))
 		return;

@@ -824,6 +824,9 @@ static int do_set_policy(struct f2fs_keyctl *kc, uid_t uid, uint32_t nid,
 		return -EACCES;
 	if (!S_ISDIR(st.mode))
 		return -ENOTDIR;
+	/* the kernel checks a read-only mount for every change but this one */
+	if (atomic_load(&fs->vfs_readonly))
+		return -EROFS;
 	memset(&p, 0, sizeof(p));
 	p.version = in->version;
 	p.contents_mode = in->contents_mode;

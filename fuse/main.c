@@ -300,6 +300,8 @@ static void help(void)
 	       "    -o keyctl_socket=PATH  where f2fs-fusectl finds this mount without ioctls\n"
 	       "                           (default: see f2fs-fusectl(8)); \"none\": no socket\n"
 	       "    -o default_permissions always on: the kernel checks permissions\n"
+	       "    -o remount[,ro|rw]     change the running mount at MOUNTPOINT (what\n"
+	       "                           mount -o remount runs; root only)\n"
 	       "\nGeneral options:\n",
 	       F2FS_DEFAULT_CACHE_SIZE >> 20);
 	fuse_cmdline_help();
@@ -448,6 +450,7 @@ static int run(int argc, char *argv[])
 	int rc = 1, err;
 
 	atomic_init(&fs.use_syslog, false);
+	atomic_init(&fs.vfs_readonly, false);
 	if (init_upkeep_sync(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -605,5 +608,8 @@ out:
 
 int main(int argc, char *argv[])
 {
+	/* mount -o remount reaches us through mount.fuse3: change the running mount */
+	if (f2fs_fuse_is_remount(argc, argv))
+		return f2fs_fuse_remount(argc, argv);
 	return run(argc, argv);
 }
