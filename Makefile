@@ -106,7 +106,7 @@ test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
 test-integration: all
-	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/integration $(PYTEST_ARGS)
+	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra $(if $(filter tests/integration/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 # the kernel's f2fs under qemu reads what f2fs-fuse reads and the other way
 # round (tests/kernel/README.md); not part of `test`
