@@ -803,30 +803,40 @@ static int delete_at(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_lo
 	return f2fs_mark_inode_dirty(sb, dir);
 }
 
-/* f2fs_set_link: point an existing entry at another inode (rename over). */
-int f2fs_set_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
-		  struct f2fs_inode *inode)
+/* Point the entry found at `loc` to inode; frees loc->blk. */
+static int set_link_at(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_loc *loc,
+		       struct f2fs_inode *inode)
 {
 	struct f2fs_dentry_ptr d;
-	struct entry_loc loc;
 	uint8_t *de;
-	int err = find_entry(sb, dir, name, len, &loc);
+	int err;
 
-	if (err)
-		return err;
-	if (loc.lblk == INLINE_AREA)
+	if (loc->lblk == INLINE_AREA)
 		f2fs_make_dentry_ptr_inline(&d, dir);
 	else
-		f2fs_make_dentry_ptr_block(&d, loc.blk);
-	de = (uint8_t *)d.dentry + (size_t)loc.de.bit * SIZE_OF_DIR_ENTRY;
+		f2fs_make_dentry_ptr_block(&d, loc->blk);
+	de = (uint8_t *)d.dentry + (size_t)loc->de.bit * SIZE_OF_DIR_ENTRY;
 	put_le32(de + DE_INO, inode->ino);
 	de[DE_FILE_TYPE] = f2fs_file_type(inode->mode);
-	err = write_entry_area(sb, dir, &loc);
-	free(loc.blk);
+	err = write_entry_area(sb, dir, loc);
+	free(loc->blk);
+	loc->blk = NULL;
 	if (err)
 		return err;
 	touch_dir(dir);
 	return f2fs_mark_inode_dirty(sb, dir);
+}
+
+/* f2fs_set_link: point an existing entry at another inode (rename over). */
+int f2fs_set_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		  struct f2fs_inode *inode)
+{
+	struct entry_loc loc;
+	int err = find_entry(sb, dir, name, len, &loc);
+
+	if (err)
+		return err;
+	return set_link_at(sb, dir, &loc, inode);
 }
 
 /* f2fs_make_empty_dir: "." and ".." in the inline area or in block 0. */
@@ -882,5 +892,11 @@ int f2fs_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *dir)
 /* Repoint ".." of a directory moved to a new parent (f2fs_set_link on ".."). */
 int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *parent)
 {
-	return f2fs_set_link(sb, dir, "..", 2, parent);
+	/* ".." is stored in plain text, also in encrypted directories */
+	struct entry_loc loc;
+	int err = find_entry_disk(sb, dir, (const uint8_t *)"..", 2, &loc);
+
+	if (err)
+		return err;
+	return set_link_at(sb, dir, &loc, parent);
 }

@@ -500,7 +500,6 @@ static int is_ancestor(struct f2fs_sb *sb, uint32_t ancestor, uint32_t dir)
 
 	for (int depth = 0; depth < 4096; depth++) {
 		struct f2fs_inode *d;
-		unsigned int ftype;
 		uint32_t parent;
 		int err;
 
@@ -511,7 +510,8 @@ static int is_ancestor(struct f2fs_sb *sb, uint32_t ancestor, uint32_t dir)
 		err = f2fs_iget(sb, cur, &d);
 		if (err)
 			return err;
-		err = f2fs_dir_lookup(sb, d, "..", 2, &parent, &ftype);
+		/* ".." is stored in plain text, also in encrypted directories */
+		err = f2fs_dir_lookup_disk(sb, d, (const uint8_t *)"..", 2, &parent);
 		f2fs_iput(sb, d);
 		if (err)
 			return err;

@@ -5,6 +5,7 @@ image must recover to exactly the state the kernel recovered it to."""
 import errno
 import os
 
+import fsutil
 import manifest as M
 from test_write import MiB, RWImage, blob, expect, sha, write_file  # noqa: F401
 
@@ -89,5 +90,41 @@ def test_recovery_fixture_rolls_forward(f2fs_fuse, fixture_image, fixtures_dir, 
         man = img.finish()
         del man.entries["after-recovery"]
         assert M.compare(want, man, ignore=("mtime",), only=set(want.entries) - {"."}) == []
+    finally:
+        img.close()
+
+
+def test_crypt_fixture_directory_moves(f2fs_fuse, fixture_image, fixtures_dir, tmp_path):
+    """Directories move between directories of the kernel's encrypted tree
+    (the ".." chain is followed in its on-disk, plain-text form), and a
+    directory still may not move below itself."""
+    key = os.path.join(fixtures_dir, "crypt.key")
+    img = RWImage(f2fs_fuse, tmp_path, source=fixture_image("crypt"), name="crypt",
+                  options=("rw", "key_file=" + key))
+    try:
+        p = img.mount()
+        for pol in ("enc", "enc64", "enc-adiantum"):
+            top = os.path.join(p, pol)
+            os.makedirs(os.path.join(top, "from", "moved", "inner"))
+            write_file(os.path.join(top, "from", "moved", "inner", "f"), blob(5000, 7))
+            os.mkdir(os.path.join(top, "to"))
+            os.rename(os.path.join(top, "from", "moved"), os.path.join(top, "to", "moved"))
+            assert os.listdir(os.path.join(top, "from")) == []
+            with open(os.path.join(top, "to", "moved", "inner", "f"), "rb") as f:
+                assert f.read() == blob(5000, 7)
+            try:
+                os.rename(os.path.join(top, "to"), os.path.join(top, "to", "moved", "inner", "x"))
+                raise AssertionError("a directory moved below itself")
+            except OSError as e:
+                assert e.errno == errno.EINVAL, e
+        img.unmount()
+        fsutil.fsck_check(img.image)
+        p = img.mount(options=("ro", "key_file=" + key))
+        for pol in ("enc", "enc64", "enc-adiantum"):
+            with open(os.path.join(p, pol, "to", "moved", "inner", "f"), "rb") as f:
+                assert f.read() == blob(5000, 7)
+            assert os.path.realpath(os.path.join(p, pol, "to", "moved", "..")) == \
+                os.path.join(p, pol, "to")
+        img.unmount()
     finally:
         img.close()
