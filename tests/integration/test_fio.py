@@ -1,0 +1,89 @@
+"""fio against the mount with the engines its users run (psync, libaio,
+io_uring, mmap, posixaio; buffered and O_DIRECT), each writing random blocks
+and reading them back with crc32c verification, then fsck.f2fs on the image.
+Also in an encrypted directory, where every block goes through fscrypt."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import fsutil
+from test_write import MiB, RWImage
+
+ENGINES = [("psync", 0), ("psync", 1), ("libaio", 0), ("libaio", 1), ("io_uring", 0),
+           ("io_uring", 1), ("mmap", 0), ("posixaio", 0), ("posixaio", 1)]
+
+
+def run_fio(directory, engine, direct, rw, size="6m", jobs=2):
+    cmd = ["fio", "--name=v", "--directory=" + directory, "--ioengine=" + engine,
+           "--direct=%d" % direct, "--rw=" + rw, "--bs=4k", "--bsrange=4k-64k",
+           "--size=" + size, "--numjobs=%d" % jobs, "--iodepth=8",
+           "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--verify_backlog=64",
+           "--output-format=json"]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=240, stdin=subprocess.DEVNULL)
+    return r
+
+
+def engine_works_here(engine, direct, tmp_path):
+    """The host may lack an engine (io_uring off in a container, no O_DIRECT
+    on tmpfs): ask fio on the host's own filesystem first."""
+    d = tmp_path / ("probe-%s-%d" % (engine, direct))
+    d.mkdir()
+    r = run_fio(str(d), engine, direct, "write", size="256k", jobs=1)
+    shutil.rmtree(d, ignore_errors=True)
+    return r.returncode == 0
+
+
+def check(r, what):
+    assert r.returncode == 0, "%s: fio exited %d\n%s\n%s" % (what, r.returncode, r.stderr[-2000:],
+                                                          r.stdout[-2000:])
+    out = json.loads(r.stdout[r.stdout.index("{"):])
+    for job in out["jobs"]:
+        assert job["error"] == 0, "%s: job error %d" % (what, job["error"])
+        written = job["write"]["io_bytes"]
+        assert written > 0, what
+        # the verify pass read back at least everything written
+        assert job["read"]["io_bytes"] >= written, (what, job["read"]["io_bytes"], written)
+
+
+@pytest.fixture(scope="module")
+def fio_bin():
+    if not shutil.which("fio"):
+        pytest.fail("fio is not installed (tests/install-deps.sh installs it)")
+    return "fio"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("crypt", [False, True], ids=["plain", "encrypted"])
+def test_fio_engines_verify(f2fs_fuse, fio_bin, fixtures_dir, tmp_path, crypt):
+    usable = [(e, d) for e, d in ENGINES if engine_works_here(e, d, tmp_path)]
+    assert ("psync", 0) in usable and ("psync", 1) in usable
+    opts = ["rw"]
+    if crypt:
+        opts.append("key_file=" + os.path.join(fixtures_dir, "crypt.key"))
+    img = RWImage(f2fs_fuse, tmp_path, features="encrypt" if crypt else None,
+                  size=256 * MiB, options=opts)
+    try:
+        p = img.mount()
+        top = os.path.join(p, "fio")
+        os.mkdir(top)
+        if crypt:
+            ctl = os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl")
+            fsutil.run([ctl, "set_policy", "eeec05e6ebadb5814c861095d859e167", top], check=True)
+        for engine, direct in usable:
+            d = os.path.join(top, "%s-%d" % (engine, direct))
+            os.mkdir(d)
+            check(run_fio(d, engine, direct, "randwrite"), "%s direct=%d" % (engine, direct))
+            # a second pass over the same files: overwrites of allocated blocks
+            check(run_fio(d, engine, direct, "randrw"), "%s direct=%d rw" % (engine, direct))
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+    skipped = sorted(set(ENGINES) - set(usable))
+    if skipped:
+        print("engines this host cannot run: %s" % skipped)
