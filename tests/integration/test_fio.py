@@ -22,6 +22,7 @@ def run_fio(directory, engine, direct, rw, size="6m", jobs=2):
            "--direct=%d" % direct, "--rw=" + rw, "--bs=4k", "--bsrange=4k-64k",
            "--size=" + size, "--numjobs=%d" % jobs, "--iodepth=8",
            "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--verify_backlog=64",
+           "--verify_state_save=0",
            "--output-format=json"]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=240, stdin=subprocess.DEVNULL)
