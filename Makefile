@@ -6,6 +6,8 @@
 #   make asan       the whole suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer target over the image parser (clang)
 #   make bench      benchmarks (results go to docs/benchmarks.md)
+#   make test-fresh make demo and make test-unit as the first commands on a
+#                   pristine Debian root (debootstrap, chroot; needs root)
 #   make install    PREFIX=/usr/local
 
 VERSION    := 0.1.0
@@ -101,6 +103,11 @@ umount-demo:
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@$(MAKE) --no-print-directory test-unit test-integration test-kernel
+
+# the README's first commands on a fresh machine (tests/fresh/README.md)
+.PHONY: test-fresh
+test-fresh:
+	tests/fresh/run.sh
 
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done

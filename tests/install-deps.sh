@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Install the Debian/Ubuntu packages needed to build f2fs-fuse and run its tests.
+# Install the Debian/Ubuntu packages needed to build f2fs-fuse and run its tests,
+# or, given package names, those instead (for tools only some targets need).
 # Fast when everything is present (one dpkg-query); non-interactive; safe in CI.
 set -euo pipefail
 
 PKGS=(build-essential pkg-config libfuse3-dev fuse3 libssl-dev f2fs-tools
       python3-pytest zstd e2fsprogs fuse2fs fio clang attr acl)
+[ $# -eq 0 ] || PKGS=("$@")
 
 missing=()
 for p in "${PKGS[@]}"; do
