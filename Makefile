@@ -1,7 +1,8 @@
 # f2fs-fuse: a userspace f2fs driver on libfuse3.
 #
 #   make            build build/f2fs-fuse
-#   make demo       install packages, build, make a demo image and mount it at ./mnt
+#   make demo       install packages, build, tour a demo image (keys, big file,
+#                   I/O statistics) and leave it mounted at ./mnt
 #   make test       install packages, build, run unit and integration tests
 #   make asan       the whole suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer target over the image parser (clang)
@@ -91,7 +92,7 @@ $(BUILD)/tests/unit/test_keyctl_parse: fuse/keyctl_proto.h
 deps:
 	@tests/install-deps.sh
 
-# ---- demo: build, make an image with a few files, mount it at ./mnt ----
+# ---- demo: build, then a tour of a fresh image, left mounted at ./mnt ----
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@tests/demo.sh $(BUILD)/f2fs-fuse
