@@ -19,6 +19,7 @@ import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -520,6 +521,32 @@ def render_crypto(res, info, med, w, table):
         w("Daemon CPU time per %s (medians): %s." % (esize, ", ".join(cpu)))
 
 
+PICTURES = {
+    "bench-ratios.png": "Every row as f2fs-fuse / peer, with its target",
+    "bench-throughput.png": "Throughput, f2fs-fuse beside its peers",
+    "bench-w2-io-sizes.png": "The 8-job O_SYNC job: device writes by size",
+}
+
+
+def pictures(results_path, info_path, outdir, w):
+    """PNGs beside the doc (tests/bench/plots.py, matplotlib), linked here."""
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                     "plots.py"),
+                        results_path, info_path, outdir],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        w("")
+        w("(No pictures: plots.py failed: %s)" % r.stderr.strip().splitlines()[-1:])
+        return
+    names = r.stdout.split()
+    if names:
+        w("")
+        w("### Pictures")
+    for n in names:
+        w("")
+        w("![%s](%s)" % (PICTURES.get(n, n), n))
+
+
 def render(results_path, info_path, doc_path=None):
     res = load_results(results_path)
     info = load_info(info_path)
@@ -603,6 +630,8 @@ def render(results_path, info_path, doc_path=None):
         w("")
         w("**Targets missed: %s.** See the findings above and the diagnostics below." % (
             ", ".join(all_missed)))
+    if doc_path:
+        pictures(results_path, info_path, os.path.dirname(os.path.abspath(doc_path)), w)
     w("")
     w("### Every run")
     w("")

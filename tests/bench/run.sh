@@ -37,7 +37,9 @@ set -Eeuo pipefail
 BIN=${1:?usage: tests/bench/run.sh /abs/path/to/f2fs-fuse}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-UTIL=(python3 "$HERE/benchutil.py")
+# Debian's python3 (its matplotlib draws the pictures), not another one on PATH
+PY=${PYTHON:-/usr/bin/python3}
+UTIL=("$PY" "$HERE/benchutil.py")
 BENCH_DIR=${BENCH_DIR:-/var/tmp/f2fs-fuse-bench}
 QUICK=${BENCH_QUICK:-0}
 RUNS=${BENCH_RUNS:-3}
@@ -58,6 +60,7 @@ log() { printf 'bench: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 [ -x "$BIN" ] || die "$BIN is not an executable (run make first)"
+"$ROOT/tests/install-deps.sh" python3-matplotlib || die "python3-matplotlib could not be installed"
 for tool in fio mkfs.f2fs sload.f2fs fsck.f2fs mkfs.ext4 e2fsck fuse2fs fusermount3 \
             find xargs stat python3 cc openssl; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found (run tests/install-deps.sh)"
