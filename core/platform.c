@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The only place with operating-system specific calls: opening a device
- * with direct I/O and finding the size of a block device.
+ * with direct I/O and an exclusive claim, and finding the size of a block
+ * device.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>		/* flock */
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #if defined(__linux__)
 #include <sys/sysmacros.h>
 #endif
+#include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/random.h>
@@ -50,10 +53,51 @@ static int blkdev_size(int fd, uint64_t *size)
 #endif
 }
 
+/*
+ * How long a busy image or device may take to come free.  umount(2) of a
+ * FUSE mount does not wait for its daemon, which still writes the final
+ * checkpoint: a mount right after an unmount waits for that instead of
+ * failing (or, without the claim, reading a half-written checkpoint).
+ */
+#define CLAIM_WAIT_MS 10000
+#define CLAIM_POLL_MS 20
+
+static bool claim_wait(unsigned int *waited_ms)
+{
+	struct timespec ts = { 0, CLAIM_POLL_MS * 1000000L };
+
+	if (*waited_ms >= CLAIM_WAIT_MS)
+		return false;
+	nanosleep(&ts, NULL);
+	*waited_ms += CLAIM_POLL_MS;
+	return true;
+}
+
+/*
+ * One writer or any number of readers per image file, across processes: a
+ * second daemon writing the same image corrupts it, and a reader beside a
+ * writer sees torn state.  The lock belongs to the open file description,
+ * so it survives the daemon's fork and goes when the last descriptor does.
+ * A file system without locks (ENOLCK, EOPNOTSUPP, ...) leaves it unlocked.
+ */
+static int lock_image(int fd, bool readonly)
+{
+	unsigned int waited = 0;
+
+	while (flock(fd, (readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return 0;
+		if (!claim_wait(&waited))
+			return -EBUSY;
+	}
+	return 0;
+}
+
 int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp,
 			  uint64_t *size_bytes, bool *is_blkdev)
 {
 	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	unsigned int waited = 0;
 	struct stat st;
 	int fd, err;
 
@@ -61,7 +105,18 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 	if (direct)
 		flags |= O_DIRECT;
 #endif
-	fd = open(path, flags);
+#if defined(__linux__)
+	/*
+	 * A block device is claimed as the kernel claims a device it mounts:
+	 * EBUSY while it is mounted or held by another exclusive opener, read-only
+	 * or not (a flock there would also race with udev's probing locks).
+	 */
+	if (stat(path, &st) == 0 && S_ISBLK(st.st_mode))
+		flags |= O_EXCL;
+#endif
+	while ((fd = open(path, flags)) < 0 && (flags & O_EXCL) && errno == EBUSY &&
+	       claim_wait(&waited))
+		;
 	if (fd < 0)
 		return -errno;
 #if defined(__APPLE__)
@@ -84,6 +139,11 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 		}
 		*is_blkdev = true;
 	} else if (S_ISREG(st.st_mode)) {
+		err = lock_image(fd, readonly);
+		if (err) {
+			close(fd);
+			return err;
+		}
 		*size_bytes = (uint64_t)st.st_size;
 		*is_blkdev = false;
 	} else {

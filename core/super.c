@@ -432,6 +432,15 @@ int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs
 	if (!sb)
 		return -ENOMEM;
 	err = f2fs_dev_open(path, sb->opts.readonly, sb->opts.direct, &sb->dev);
+	if (err == -EBUSY) {
+		/* the platform's claim on the image or device (f2fs_plat_open_device) */
+		f2fs_err(sb, "cannot open %s: in use by another mount or program (%s)", path,
+			 sb->opts.readonly ? "a read-only mount shares an image file only with "
+			 "read-only mounts, and a block device with nothing" :
+			 "a read-write mount needs it to itself");
+		sb_free(sb);
+		return err;
+	}
 	if (err) {
 		f2fs_err(sb, "cannot open %s: %s", path, strerror(-err));
 		sb_free(sb);
