@@ -57,6 +57,9 @@ struct f2fs_fuse {
 	 */
 	atomic_bool vfs_readonly;
 
+	/* For notifications to the kernel. */
+	struct fuse_session *se;
+
 	/* The f2fs_maintenance() thread, started in init, stopped in destroy. */
 	pthread_t upkeep;
 	bool upkeep_running;
@@ -121,6 +124,9 @@ static inline fuse_ino_t f2fs_fuse_ino(const struct f2fs_fuse *fs, uint32_t nid)
 /* A message through the core's log routing (stderr, or syslog once daemonized). */
 void f2fs_fuse_log(struct f2fs_fuse *fs, enum f2fs_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Drop the kernel's cached attributes of ino: the next stat or permission check asks again. */
+void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino);
 
 /* Reply with a negative errno from the core (anything >= 0 becomes EIO). */
 void f2fs_fuse_reply_err(fuse_req_t req, long err);

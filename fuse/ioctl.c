@@ -78,6 +78,8 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 			f2fs_fuse_reply_err(req, err);
 			return;
 		}
+		/* The kernel keeps its cached ctime through an ioctl: drop it. */
+		f2fs_fuse_inval_attrs(fs, ino);
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}

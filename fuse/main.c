@@ -539,6 +539,8 @@ static int run(int argc, char *argv[])
 			"needs roll-forward recovery; this mount shows the last checkpoint\n",
 			c.image);
 
+	fs.se = se;
+
 	/* key_file= keys go in before the kernel can ask for anything. */
 	if (f2fs_keyctl_mount(&fs, se, fopts.mountpoint))
 		goto out_umount;

@@ -334,6 +334,12 @@ static void set_open_flags(struct fuse_file_info *fi)
 	fi->noflush = 1;
 }
 
+void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino)
+{
+	if (fs->se)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct f2fs_fuse *fs = req_fs(req);
