@@ -104,6 +104,16 @@ struct f2fs_cred {
 };
 bool f2fs_cred_in_group(const struct f2fs_cred *cred, uint32_t gid);
 
+/*
+ * file_remove_privs, before a write, truncate or fallocate by cred, whom the
+ * caller has found to lack CAP_FSETID: a regular file loses set-user-ID, and
+ * set-group-ID if it is group-executable or cred is not in its group
+ * (setattr_should_drop_sgid).  *killed (if not NULL) receives the bits
+ * cleared.  -EPERM for an immutable or append-only file that has bits to lose.
+ */
+int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *cred,
+		      uint32_t *killed);
+
 /* mode holds the type: S_IFREG (or 0), S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK */
 int f2fs_mknod(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len, uint32_t mode,
 	       uint32_t major, uint32_t minor, const struct f2fs_cred *cred, struct f2fs_stat *st);
@@ -152,7 +162,13 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
  */
 int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags);
 
-/* flags: XATTR_CREATE, XATTR_REPLACE (0: either); -ENODATA, -EEXIST, -E2BIG, -ENOSPC */
+/*
+ * flags: XATTR_CREATE, XATTR_REPLACE (0: either), F2FS_XATTR_ACL_KILL_SGID;
+ * -ENODATA, -EEXIST, -E2BIG, -ENOSPC.  With F2FS_XATTR_ACL_KILL_SGID, an
+ * access ACL also clears set-group-ID, as posix_acl_update_mode does when
+ * the caller is neither in the file's group nor has CAP_FSETID.
+ */
+#define F2FS_XATTR_ACL_KILL_SGID 0x100
 int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
 		  size_t size, int flags);
 int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name);

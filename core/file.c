@@ -198,6 +198,49 @@ out:
 	return err;
 }
 
+int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *cred,
+		      uint32_t *killed)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	uint32_t kill = 0;
+	int err;
+
+	if (killed)
+		*killed = 0;
+	if (!writable(sb))
+		return -EROFS;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	pthread_rwlock_wrlock(&inode->lock);
+	if (S_ISREG(inode->mode)) {
+		if (inode->mode & S_ISUID)
+			kill |= S_ISUID;
+		/* without group-exec it is mandatory locking, kept for the group's members */
+		if ((inode->mode & S_ISGID) &&
+		    ((inode->mode & S_IXGRP) || !f2fs_cred_in_group(cred, inode->gid)))
+			kill |= S_ISGID;
+	}
+	if (kill && (f2fs_is_immutable(inode) || f2fs_is_append(inode))) {
+		/* notify_change refuses a mode change to either */
+		err = -EPERM;
+	} else if (kill) {
+		/* only the set-ID bits go, which no ACL entry mirrors */
+		inode->mode &= (uint16_t)~kill;
+		f2fs_now(&now);
+		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+		err = f2fs_mark_inode_dirty(sb, inode);
+		if (!err && killed)
+			*killed = kill;
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
 /* f2fs_expand_inode_data: reserve (NEW_ADDR) every hole in [start, end). */
 static int reserve_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
 {

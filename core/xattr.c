@@ -689,6 +689,9 @@ bad:
 int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
 		   const void *value, size_t size, int flags)
 {
+	bool kill_sgid = flags & F2FS_XATTR_ACL_KILL_SGID;
+
+	flags &= ~F2FS_XATTR_ACL_KILL_SGID;
 	for (size_t i = 0; i < ARRAY_SIZE(xattr_handlers); i++) {
 		size_t plen = strlen(xattr_handlers[i].prefix);
 		const char *suffix;
@@ -719,6 +722,8 @@ int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *nam
 				err = acl_to_disk(value, size, &disk, &dlen, &mode, access);
 				if (err)
 					return err;
+				if (access && kill_sgid)
+					mode &= (uint16_t)~S_ISGID;
 			}
 			if (value && disk) {
 				err = set_raw(sb, inode, index, "", disk, dlen, flags);

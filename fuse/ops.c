@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <linux/capability.h>	/* CAP_FSETID */
 
 #ifndef EUCLEAN
 #define EUCLEAN 117
@@ -657,6 +659,60 @@ static void put_cred(struct req_cred *rc)
 	free(rc->groups);
 }
 
+/*
+ * CAP_FSETID in the caller's effective set, which keeps set-ID bits through
+ * writes and ACL changes.  The kernel does not send capabilities; /proc has
+ * them (as it has the groups for fuse_req_getgroups).  Without it, root
+ * stands for the capability.
+ */
+static bool caller_has_fsetid(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	unsigned long long eff;
+	bool cap = ctx->uid == 0;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%lu/task/%lu/status", (unsigned long)ctx->pid,
+		 (unsigned long)ctx->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return cap;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			cap = (eff >> CAP_FSETID) & 1;
+			break;
+		}
+	fclose(f);
+	return cap;
+}
+
+/*
+ * file_remove_privs for a write, truncate or fallocate.  The kernel sends a
+ * SETATTR of the mode first, but by the rule it had before Linux 6.2 (FUSE
+ * recomputes it): set-group-ID without group-exec is kept even when the
+ * caller is outside the file's group.  *killed: the bits this cleared.
+ */
+static int remove_privs(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, uint32_t *killed)
+{
+	struct f2fs_stat st;
+	struct req_cred rc;
+	int err;
+
+	*killed = 0;
+	/* pid 0: the kernel's own requests, which keep the bits */
+	if (fuse_req_ctx(req)->pid == 0)
+		return 0;
+	/* errors are the operation's to report */
+	if (f2fs_getattr(fs->sb, nid, &st) != 0 || !S_ISREG(st.mode) ||
+	    !(st.mode & (S_ISUID | S_ISGID)) || caller_has_fsetid(req))
+		return 0;
+	get_cred(req, S_ISGID, &rc);
+	err = f2fs_remove_privs(fs->sb, nid, &rc.cred, killed);
+	put_cred(&rc);
+	return err;
+}
+
 static void reply_new_entry(fuse_req_t req, const struct f2fs_fuse *fs, int err,
 			    const struct f2fs_stat *st)
 {
@@ -710,12 +766,21 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		sa.gid = attr->st_gid;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
+		uint32_t killed;
+
 		if (attr->st_size < 0) {
 			fuse_reply_err(req, EINVAL);
 			return;
 		}
 		sa.valid |= F2FS_SET_SIZE;
 		sa.size = (uint64_t)attr->st_size;
+		/* do_truncate; a mode sent along must not bring the bits back */
+		err = remove_privs(req, fs, f2fs_fuse_nid(fs, ino), &killed);
+		if (err) {
+			f2fs_fuse_reply_err(req, err);
+			return;
+		}
+		sa.mode &= ~killed;
 	}
 	/* utimensat's UTIME_NOW arrives as *_NOW; UTIME_OMIT as no bit at all. */
 	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) {
@@ -858,13 +923,23 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	struct f2fs_fuse *fs = req_fs(req);
+	uint32_t killed = 0;
 	ssize_t n;
+	int err;
 
 	if (off < 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	/* page writeback (mmap) is the kernel's, and keeps the bits as it does */
+	err = fi->writepage ? 0 : remove_privs(req, fs, f2fs_fuse_nid(fs, ino), &killed);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
 	n = f2fs_write(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
+	if (killed)
+		f2fs_fuse_inval_attrs(fs, ino);
 	if (n < 0)
 		f2fs_fuse_reply_err(req, n);
 	else
@@ -904,13 +979,41 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		f2fs_release(fs->sb, st.ino);
 }
 
+/*
+ * posix_acl_update_mode: an access ACL set by a caller outside the file's
+ * group and without CAP_FSETID clears set-group-ID.  The kernel sends that
+ * as a flag only with FUSE_SETXATTR_EXT, which libfuse 3.14 does not pass
+ * on, so it is decided here.
+ */
+static bool acl_kills_sgid(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, const char *name)
+{
+	struct f2fs_stat st;
+	struct req_cred rc;
+	bool outside;
+
+	if (!fs->posix_acl || strcmp(name, "system.posix_acl_access") != 0 ||
+	    f2fs_getattr(fs->sb, nid, &st) != 0 || !(st.mode & S_ISGID))
+		return false;
+	get_cred(req, S_ISGID, &rc);
+	outside = !f2fs_cred_in_group(&rc.cred, st.gid);
+	put_cred(&rc);
+	return outside && !caller_has_fsetid(req);
+}
+
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
 	struct f2fs_fuse *fs = req_fs(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	bool kill = acl_kills_sgid(req, fs, nid, name);
+	int err;
 
-	reply_status(req, f2fs_setxattr(fs->sb, f2fs_fuse_nid(fs, ino), name, value, size,
-					   flags));
+	flags &= ~F2FS_XATTR_ACL_KILL_SGID;
+	err = f2fs_setxattr(fs->sb, nid, name, value, size,
+			    flags | (kill ? F2FS_XATTR_ACL_KILL_SGID : 0));
+	if (!err && kill)
+		f2fs_fuse_inval_attrs(fs, ino);
+	reply_status(req, err);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -925,12 +1028,21 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 {
 	struct f2fs_fuse *fs = req_fs(req);
 
+	uint32_t killed;
+	int err;
+
 	if (offset < 0 || length <= 0) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	reply_status(req, f2fs_fallocate(fs->sb, f2fs_fuse_nid(fs, ino), mode,
-					    (uint64_t)offset, (uint64_t)length));
+	/* file_modified, before the change, as vfs_fallocate does */
+	err = remove_privs(req, fs, f2fs_fuse_nid(fs, ino), &killed);
+	if (!err)
+		err = f2fs_fallocate(fs->sb, f2fs_fuse_nid(fs, ino), mode, (uint64_t)offset,
+				     (uint64_t)length);
+	if (killed)
+		f2fs_fuse_inval_attrs(fs, ino);
+	reply_status(req, err);
 }
 
 const struct fuse_lowlevel_ops f2fs_fuse_ops = {
