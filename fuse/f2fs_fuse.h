@@ -57,8 +57,15 @@ struct f2fs_fuse {
 	 */
 	atomic_bool vfs_readonly;
 
-	/* For notifications to the kernel. */
+	/*
+	 * For notifications to the kernel.  A handler that waits for one
+	 * (page cache invalidation waits for locked pages, which a READ
+	 * request may hold) needs another thread free to serve that request:
+	 * at most max_threads - 1 handlers wait at once.
+	 */
 	struct fuse_session *se;
+	unsigned int max_threads;	/* 1 with -s */
+	atomic_uint inval_waiters;
 
 	/* The f2fs_maintenance() thread, started in init, stopped in destroy. */
 	pthread_t upkeep;

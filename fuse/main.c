@@ -540,6 +540,8 @@ static int run(int argc, char *argv[])
 			c.image);
 
 	fs.se = se;
+	fs.max_threads = fopts.singlethread ? 1 : fopts.max_threads;
+	atomic_init(&fs.inval_waiters, 0);
 
 	/* key_file= keys go in before the kernel can ask for anything. */
 	if (f2fs_keyctl_mount(&fs, se, fopts.mountpoint))

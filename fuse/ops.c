@@ -919,6 +919,35 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	reply_status(req, err);
 }
 
+/*
+ * A write that came past the kernel's page cache: O_DIRECT, and sent by the
+ * direct I/O path, which alone names a lock owner (a buffered write of an
+ * O_DIRECT file, the kernel's fallback, holds the range's pages locked).
+ */
+static bool direct_write(const struct fuse_file_info *fi)
+{
+	return (fi->flags & O_DIRECT) && fi->lock_owner && !fi->writepage;
+}
+
+/*
+ * Drop the kernel's cached pages of a range written with O_DIRECT.  Linux
+ * does that itself after a synchronous direct write but not after an
+ * asynchronous one (AIO, io_uring), so a buffered reader racing with it
+ * keeps the old data.  Invalidation waits for locked pages, such as those
+ * of a READ not yet served: it is skipped when no other thread would be
+ * left to serve it (-s, or every other thread waiting too), where the
+ * kernel's own behaviour stands.  The daemon's caches need nothing: every
+ * read and write goes through the same core calls.
+ */
+static void drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, size_t len)
+{
+	unsigned int waiting = atomic_fetch_add(&fs->inval_waiters, 1);
+
+	if (fs->se && waiting + 1 < fs->max_threads)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, off, (off_t)len);
+	atomic_fetch_sub(&fs->inval_waiters, 1);
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -940,6 +969,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	n = f2fs_write(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
+	if (n > 0 && direct_write(fi))
+		drop_cached_range(fs, ino, off, (size_t)n);
 	if (n < 0)
 		f2fs_fuse_reply_err(req, n);
 	else
