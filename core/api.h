@@ -19,6 +19,9 @@ struct f2fs_sb;
 enum f2fs_log_level { F2FS_LOG_ERR, F2FS_LOG_WARN, F2FS_LOG_INFO, F2FS_LOG_DEBUG };
 typedef void (*f2fs_log_fn)(void *arg, enum f2fs_log_level lvl, const char *msg);
 
+/* When reads update access times: the kernel's relatime (its default), strictatime, noatime */
+enum f2fs_atime_mode { F2FS_ATIME_RELATIME, F2FS_ATIME_STRICT, F2FS_ATIME_NONE };
+
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
@@ -26,6 +29,8 @@ struct f2fs_mount_opts {
 	bool norecovery;	/* do not roll forward fsync()ed data */
 	bool fsync_checkpoint;	/* every fsync commits a checkpoint (no roll-forward) */
 	unsigned int checkpoint_interval;	/* seconds; 0 = the default, 60 */
+	enum f2fs_atime_mode atime;
+	bool nodiratime;	/* listing a directory leaves its atime alone */
 	size_t cache_size;	/* bytes for the node/meta block cache; 0 = default */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;
@@ -92,6 +97,15 @@ int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t 
 		 void *ctx);
 
 ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint64_t off);
+
+/*
+ * touch_atime: after a read of ino's data or listing, set its access time
+ * to now if the mount's atime mode asks for it (never on a read-only mount
+ * or for a chattr +A inode).  f2fs_atime_due() only says whether the next
+ * read would.
+ */
+int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino);
+bool f2fs_atime_due(struct f2fs_sb *sb, uint32_t ino);
 
 /* ---- changes (writable mounts; -EROFS otherwise) ---- */
 

@@ -241,6 +241,88 @@ int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *
 	return err;
 }
 
+static int cmp_time(const uint8_t *node, uint32_t sec_a, uint32_t nsec_a, uint32_t sec_b,
+		    uint32_t nsec_b)
+{
+	int64_t a = (int64_t)get_le64(node + sec_a), b = (int64_t)get_le64(node + sec_b);
+	uint32_t na = get_le32(node + nsec_a), nb = get_le32(node + nsec_b);
+
+	if (a != b)
+		return a < b ? -1 : 1;
+	return na < nb ? -1 : na > nb;
+}
+
+/* atime_needs_update with relatime_need_update; under the inode's lock */
+static bool atime_needs_update(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			       const struct f2fs_timespec *now)
+{
+	const uint8_t *n = inode->node;
+	int64_t atime = (int64_t)get_le64(n + I_ATIME);
+
+	if (!writable(sb) || sb->opts.atime == F2FS_ATIME_NONE || (inode->flags & F2FS_NOATIME_FL))
+		return false;
+	if (!S_ISREG(inode->mode) && !S_ISDIR(inode->mode))
+		return false;
+	if (S_ISDIR(inode->mode) && sb->opts.nodiratime)
+		return false;
+	if (atime == now->sec && get_le32(n + I_ATIME_NSEC) == now->nsec)
+		return false;
+	if (sb->opts.atime == F2FS_ATIME_STRICT)
+		return true;
+	/* relatime: the first read after a change, then once a day */
+	return cmp_time(n, I_MTIME, I_MTIME_NSEC, I_ATIME, I_ATIME_NSEC) >= 0 ||
+	       cmp_time(n, I_CTIME, I_CTIME_NSEC, I_ATIME, I_ATIME_NSEC) >= 0 ||
+	       now->sec - atime >= 24 * 60 * 60;
+}
+
+bool f2fs_atime_due(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	bool due;
+
+	if (!writable(sb) || f2fs_iget(sb, ino, &inode))
+		return false;
+	f2fs_now(&now);
+	pthread_rwlock_rdlock(&inode->lock);
+	due = atime_needs_update(sb, inode, &now);
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return due;
+}
+
+int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	bool due;
+	int err;
+
+	if (!writable(sb) || sb->opts.atime == F2FS_ATIME_NONE)
+		return 0;
+	err = f2fs_iget(sb, ino, &inode);
+	if (err)
+		return err;
+	/* most reads change nothing: decide under the shared lock first */
+	f2fs_now(&now);
+	pthread_rwlock_rdlock(&inode->lock);
+	due = atime_needs_update(sb, inode, &now);
+	pthread_rwlock_unlock(&inode->lock);
+	if (due) {
+		pthread_rwlock_rdlock(&sb->cp_rwsem);
+		pthread_rwlock_wrlock(&inode->lock);
+		/* an unlinked inode freed meanwhile has nothing left to date */
+		if (!inode->unhashed && atime_needs_update(sb, inode, &now)) {
+			f2fs_inode_set_time(inode, F2FS_TIME_ATIME, &now);
+			err = f2fs_mark_inode_dirty(sb, inode);
+		}
+		pthread_rwlock_unlock(&inode->lock);
+		pthread_rwlock_unlock(&sb->cp_rwsem);
+	}
+	f2fs_iput(sb, inode);
+	return err;
+}
+
 /* f2fs_expand_inode_data: reserve (NEW_ADDR) every hole in [start, end). */
 static int reserve_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
 {

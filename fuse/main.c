@@ -29,6 +29,8 @@ struct cli {
 	int nonopts;
 	bool ro;		/* rw is the default, as for mount(8) */
 	bool direct, discard, norecovery, fsync_checkpoint, io_stats;
+	enum f2fs_atime_mode atime;	/* relatime unless told otherwise, as mount(8) */
+	bool nodiratime;
 	bool have_fsname, have_subtype;
 	size_t cache_size;
 	unsigned int checkpoint_interval;
@@ -57,6 +59,12 @@ enum {
 	KEY_KEYCTL_SOCKET,
 	KEY_ALLOW_OTHER,
 	KEY_ALLOW_ROOT,
+	KEY_NOATIME,
+	KEY_ATIME,
+	KEY_RELATIME,
+	KEY_STRICTATIME,
+	KEY_NODIRATIME,
+	KEY_DIRATIME,
 };
 
 static const struct fuse_opt cli_opts[] = {
@@ -100,15 +108,21 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("loud", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("mand", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("nomand", FUSE_OPT_KEY_DISCARD),
-	/* Generic kernel flags libfuse does not know; nothing here updates times. */
-	FUSE_OPT_KEY("relatime", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("norelatime", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("strictatime", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("nostrictatime", FUSE_OPT_KEY_DISCARD),
+	/*
+	 * Access times: the kernel leaves them to FUSE servers, so the
+	 * daemon applies these; the last one given counts, as for mount(8).
+	 */
+	FUSE_OPT_KEY("noatime", KEY_NOATIME),
+	FUSE_OPT_KEY("atime", KEY_ATIME),
+	FUSE_OPT_KEY("relatime", KEY_RELATIME),
+	FUSE_OPT_KEY("nostrictatime", KEY_RELATIME),
+	FUSE_OPT_KEY("strictatime", KEY_STRICTATIME),
+	FUSE_OPT_KEY("norelatime", KEY_STRICTATIME),
+	FUSE_OPT_KEY("nodiratime", KEY_NODIRATIME),
+	FUSE_OPT_KEY("diratime", KEY_DIRATIME),
+	/* Generic kernel flags libfuse does not know and that change nothing here. */
 	FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("diratime", FUSE_OPT_KEY_DISCARD),
-	FUSE_OPT_KEY("nodiratime", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("iversion", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("noiversion", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_END
@@ -257,6 +271,22 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_ALLOW_ROOT:
 		f2fs_keyctl_opt_allow_other(fs, key == KEY_ALLOW_ROOT);
 		return 1;
+	case KEY_NOATIME:
+		c->atime = F2FS_ATIME_NONE;
+		return 1;	/* also a kernel mount flag, shown in /proc/mounts */
+	case KEY_ATIME:
+		c->atime = F2FS_ATIME_RELATIME;
+		return 1;
+	case KEY_RELATIME:
+		c->atime = F2FS_ATIME_RELATIME;
+		return 0;
+	case KEY_STRICTATIME:
+		c->atime = F2FS_ATIME_STRICT;
+		return 0;
+	case KEY_NODIRATIME:
+	case KEY_DIRATIME:
+		c->nodiratime = key == KEY_NODIRATIME;
+		return 0;
 	default:
 		return 1;
 	}
@@ -291,6 +321,11 @@ static void help(void)
 	       "                           kernel's 128)\n"
 	       "    -o fsync_checkpoint    every fsync() commits a checkpoint instead of\n"
 	       "                           logging the file for roll-forward recovery\n"
+	       "    -o relatime            a read updates the access time if it is not newer\n"
+	       "                           than the last change, or a day old (the default)\n"
+	       "    -o strictatime         every read updates the access time\n"
+	       "    -o noatime             reads leave access times alone\n"
+	       "    -o nodiratime          listing a directory leaves its access time alone\n"
 	       "    -o io_stats            print the image I/O counts by request size,\n"
 	       "                           checkpoints, cleaning and SSR counts at unmount\n"
 	       "    -o key_file=PATH       add the raw fscrypt key (16 to 64 bytes) in PATH;\n"
@@ -513,6 +548,8 @@ static int run(int argc, char *argv[])
 	mopts.norecovery = c.norecovery;
 	mopts.fsync_checkpoint = c.fsync_checkpoint;
 	mopts.checkpoint_interval = c.checkpoint_interval;
+	mopts.atime = c.atime;
+	mopts.nodiratime = c.nodiratime;
 	mopts.cache_size = c.cache_size;
 	mopts.log = log_msg;
 	mopts.log_arg = &fs;

@@ -327,10 +327,21 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-/* We are the image's only writer, so cached pages stay valid across opens. */
-static void set_open_flags(struct fuse_file_info *fi)
+/*
+ * The kernel leaves access times to us but serves most reads from its
+ * page cache, so a read that is due to update the access time (relatime:
+ * the first after a change) must reach us: such an open drops the cached
+ * pages (no keep_cache).
+ */
+static bool keep_cache(struct f2fs_fuse *fs, uint32_t nid, int oflags)
 {
-	fi->keep_cache = 1;
+	return (oflags & O_ACCMODE) == O_WRONLY || !f2fs_atime_due(fs->sb, nid);
+}
+
+/* We are the image's only writer, so cached pages otherwise stay valid across opens. */
+static void set_open_flags(struct f2fs_fuse *fs, uint32_t nid, struct fuse_file_info *fi)
+{
+	fi->keep_cache = keep_cache(fs, nid, fi->flags);
 	fi->direct_io = 0;
 	/* Writes are not buffered here: close has nothing to flush. */
 	fi->noflush = 1;
@@ -354,7 +365,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	set_open_flags(fi);
+	set_open_flags(fs, nid, fi);
 	/* An interrupted open gets no release; drop the count now. */
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		f2fs_release(fs->sb, nid);
@@ -381,6 +392,9 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	n = f2fs_read(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
+	/* before the reply: the kernel asks for the new atime after it */
+	if (n >= 0)
+		f2fs_touch_atime(fs->sb, f2fs_fuse_nid(fs, ino));
 	if (n < 0)
 		f2fs_fuse_reply_err(req, n);
 	else
@@ -410,9 +424,12 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	/* Listings cannot change under us: let the kernel cache them. */
+	struct f2fs_fuse *fs = req_fs(req);
+
+	/* Listings cannot change under us: let the kernel cache them, unless
+	 * the next listing is to update the access time (see keep_cache). */
 	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
+	fi->keep_cache = keep_cache(fs, f2fs_fuse_nid(fs, ino), O_RDONLY);
 	fuse_reply_open(req, fi);
 }
 
@@ -511,6 +528,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	err = f2fs_readdir(fs->sb, f2fs_fuse_nid(fs, ino), (uint64_t)off, fill_dir, &d);
 	if (!err)
 		err = d.err;
+	if (!err)
+		f2fs_touch_atime(fs->sb, f2fs_fuse_nid(fs, ino));
 	/* Entries already gathered go out; the error resurfaces on the next call. */
 	if (err && d.used == 0)
 		f2fs_fuse_reply_err(req, err);
@@ -1004,7 +1023,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	fill_entry_param(fs, &st, &e);
-	set_open_flags(fi);
+	set_open_flags(fs, st.ino, fi);
 	/* An interrupted create leaves no file handle for release to drop. */
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		f2fs_release(fs->sb, st.ino);
