@@ -335,7 +335,19 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
  */
 static bool keep_cache(struct f2fs_fuse *fs, uint32_t nid, int oflags)
 {
-	return (oflags & O_ACCMODE) == O_WRONLY || !f2fs_atime_due(fs->sb, nid);
+	return (oflags & O_ACCMODE) == O_WRONLY || atomic_load(&fs->vfs_readonly) ||
+	       !f2fs_atime_due(fs->sb, nid);
+}
+
+/*
+ * After a READ or READDIR, before the reply: the kernel asks for the new
+ * atime after it.  Not while the mount is read-only (remount,ro), which
+ * leaves the image as its checkpoint has it.
+ */
+static void touch_atime(struct f2fs_fuse *fs, fuse_ino_t ino)
+{
+	if (!atomic_load(&fs->vfs_readonly))
+		f2fs_touch_atime(fs->sb, f2fs_fuse_nid(fs, ino));
 }
 
 /* We are the image's only writer, so cached pages otherwise stay valid across opens. */
@@ -392,9 +404,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	n = f2fs_read(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
-	/* before the reply: the kernel asks for the new atime after it */
 	if (n >= 0)
-		f2fs_touch_atime(fs->sb, f2fs_fuse_nid(fs, ino));
+		touch_atime(fs, ino);
 	if (n < 0)
 		f2fs_fuse_reply_err(req, n);
 	else
@@ -529,7 +540,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	if (!err)
 		err = d.err;
 	if (!err)
-		f2fs_touch_atime(fs->sb, f2fs_fuse_nid(fs, ino));
+		touch_atime(fs, ino);
 	/* Entries already gathered go out; the error resurfaces on the next call. */
 	if (err && d.used == 0)
 		f2fs_fuse_reply_err(req, err);

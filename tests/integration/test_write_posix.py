@@ -398,12 +398,13 @@ def cat(path):
         f.read()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="chattr +A needs root here")
-def test_access_times(rwimage):
+@pytest.mark.skipif(os.geteuid() != 0, reason="chattr +A and remounting need root")
+def test_access_times(rwimage, f2fs_fuse):
     """relatime by default (a read updates atime once after each change, a
     listing likewise a directory's), nodiratime, strictatime (every read),
-    noatime and chattr +A (none); a read-only mount never writes one; atimes
-    reach the disk."""
+    noatime and chattr +A (none); a read-only mount, also one remounted so,
+    never writes one; atimes reach the disk."""
+    from test_remount import FROM_MOUNT8, remount
     img = rwimage()
     p = img.mount()
     j = lambda *a: os.path.join(p, *a)   # noqa: E731
@@ -432,11 +433,18 @@ def test_access_times(rwimage):
     n0 = times(j("noatime"))
     cat(j("noatime"))
     assert changed(n0, times(j("noatime"))) == "NNN"
+    write_file(j("d", "ro"), b"r")      # due for an update, but not while read-only
+    assert remount(f2fs_fuse, img.image, p, "ro," + FROM_MOUNT8).returncode == 0
+    r0 = times(j("d", "ro"))
+    time.sleep(0.01)
+    cat(j("d", "ro"))
+    assert remount(f2fs_fuse, img.image, p, "rw," + FROM_MOUNT8).returncode == 0
     seen = times(j("d", "f"))
     img.unmount()
 
     p = img.mount(options=["strictatime", "nodiratime"])
     assert times(j("d", "f")) == seen, "atime did not reach the disk"
+    assert times(j("d", "ro")) == r0, "a read while remounted read-only set the atime"
     s0 = times(j("d", "f"))
     for _ in range(2):
         time.sleep(0.01)
