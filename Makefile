@@ -25,6 +25,10 @@ FUSE_CFLAGS   = $(call pkg,--cflags,fuse3)
 FUSE_LIBS     = $(call pkg,--libs,fuse3)
 CRYPTO_CFLAGS = $(call pkg,--cflags,libcrypto)
 CRYPTO_LIBS   = $(call pkg,--libs,libcrypto)
+# the codecs of compressed files (core/compress.c)
+COMPRESS_PKGS   = liblz4 libzstd lzo2
+COMPRESS_CFLAGS = $(call pkg,--cflags,$(COMPRESS_PKGS))
+COMPRESS_LIBS   = $(call pkg,--libs,$(COMPRESS_PKGS))
 pkg = $(or $(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null),$(if $(shell $(PKG_CONFIG) --exists $(2) 2>/dev/null && echo y),,\
         $(error $(2) development files not found by $(PKG_CONFIG): run `make deps` (tests/install-deps.sh) first)))
 
@@ -58,7 +62,7 @@ all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
 $(BUILD)/core/%.o: core/%.c $(wildcard core/*.h crypto/fscrypt.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Icore -Icrypto -c -o $@ $<
+	$(CC) $(CFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -c -o $@ $<
 
 $(BUILD)/crypto/%.o: crypto/%.c $(wildcard core/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
@@ -74,7 +78,7 @@ $(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
 # keys and policies from the command line; libc only
 $(BUILD)/f2fs-fusectl: tools/f2fs-fusectl.c fuse/keyctl_proto.h
@@ -83,7 +87,8 @@ $(BUILD)/f2fs-fusectl: tools/f2fs-fusectl.c fuse/keyctl_proto.h
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS)
+	$(CC) $(CFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
+	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
 # the key spellings the tool and the daemon share
 $(BUILD)/tests/unit/test_keyctl_parse: fuse/keyctl_proto.h

@@ -213,6 +213,56 @@ out:
 	return err;
 }
 
+int f2fs_get_cluster_addrs(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
+			   uint32_t *addrs, uint32_t n)
+{
+	uint32_t offset[4], noffset[4], naddrs, nid;
+	const uint8_t *slots;
+	uint8_t *blk = NULL;
+	int level = get_node_path(inode, start, offset, noffset), err = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		addrs[i] = NULL_ADDR;
+	if (level < 0 || start >= f2fs_max_file_blocks(inode))
+		return 0;
+	if (level == 0) {
+		slots = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+		naddrs = inode->addrs_per_inode;
+	} else {
+		blk = f2fs_alloc_blocks(1);
+		if (!blk)
+			return -ENOMEM;
+		nid = f2fs_i_nid(inode, (int)(offset[0] - NODE_DIR1_BLOCK));
+		for (int k = 1; k <= level; k++) {
+			if (!nid)
+				goto out;	/* a missing node: holes */
+			err = f2fs_get_node(sb, nid, blk);
+			if (err)
+				goto out;
+			if (f2fs_node_ino(blk) != inode->ino || f2fs_node_ofs(blk) != noffset[k]) {
+				err = f2fs_corrupted(sb, "inode %u: node %u has ino %u offset %u, "
+						     "expected offset %u", inode->ino, nid,
+						     f2fs_node_ino(blk), f2fs_node_ofs(blk), noffset[k]);
+				goto out;
+			}
+			if (k < level)
+				nid = get_le32(blk + 4 * offset[k]);
+		}
+		slots = blk;
+		naddrs = addrs_per_block(inode);
+	}
+	/* clusters never straddle nodes: the slot counts are rounded to them */
+	if (offset[level] + n > naddrs) {
+		err = -EINVAL;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		addrs[i] = get_le32(slots + 4 * (offset[level] + i));
+out:
+	free(blk);
+	return err;
+}
+
 int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			 uint8_t *buf)
 {
@@ -285,6 +335,37 @@ static int read_run(struct f2fs_sb *sb, uint32_t pblk, uint32_t nblocks, uint32_
 	return err;
 }
 
+int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, uint32_t pblk,
+		     uint64_t lblk, uint32_t skip, size_t bytes, uint8_t *dst)
+{
+	while (bytes) {
+		uint32_t n = (uint32_t)((skip + bytes + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+		size_t chunk = bytes;
+		struct f2fs_crypt_ctx cc;
+		int err;
+
+		if (ci) {
+			/* one bio's DUNs must be consecutive (IV_INO_LBLK_32 wraps) */
+			uint32_t lim = f2fs_crypt_limit_blocks(ci, lblk, n);
+
+			if (lim < n) {
+				n = lim;
+				chunk = (size_t)n * F2FS_BLKSIZE - skip;
+			}
+			f2fs_crypt_ctx(ci, lblk, &cc);
+		}
+		err = read_run(sb, pblk, n, skip, chunk, dst, ci ? &cc : NULL);
+		if (err)
+			return err;
+		pblk += n;
+		lblk += n;
+		dst += chunk;
+		bytes -= chunk;
+		skip = 0;
+	}
+	return 0;
+}
+
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off)
 {
@@ -305,7 +386,7 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 	if (inode->inline_flags & F2FS_INLINE_DATA)
 		return f2fs_read_inline_data(inode, buf, len, off);
 	if (f2fs_is_compressed(inode))
-		return -EOPNOTSUPP;
+		return f2fs_read_compressed(sb, inode, ci, buf, len, off);
 
 	while (done < len) {
 		uint64_t pos = off + done;
@@ -325,20 +406,7 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 		if (is_hole(pblk)) {
 			memset(dst + done, 0, bytes);
 		} else {
-			struct f2fs_crypt_ctx cc;
-
-			n = (uint32_t)((skip + bytes + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-			if (ci) {
-				/* one bio's DUNs must be consecutive (IV_INO_LBLK_32 wraps) */
-				uint32_t lim = f2fs_crypt_limit_blocks(ci, lblk, n);
-
-				if (lim < n) {
-					n = lim;
-					bytes = (size_t)n * F2FS_BLKSIZE - skip;
-				}
-				f2fs_crypt_ctx(ci, lblk, &cc);
-			}
-			err = read_run(sb, pblk, n, skip, bytes, dst + done, ci ? &cc : NULL);
+			err = f2fs_read_mapped(sb, ci, pblk, lblk, skip, bytes, dst + done);
 			if (err)
 				return err;
 		}

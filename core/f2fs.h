@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -182,6 +183,8 @@ struct f2fs_inode {
 	uint64_t compr_blocks;
 
 	struct f2fs_extent_tree et;
+	/* the last cluster read, while the file is open (compress.c) */
+	struct f2fs_cluster_cache *_Atomic ccache;
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -224,9 +227,10 @@ static inline bool f2fs_is_encrypted(const struct f2fs_inode *inode)
 {
 	return inode->advise & FADVISE_ENCRYPT_BIT;
 }
+/* f2fs_compressed_file: on a directory the flag only passes on to new files */
 static inline bool f2fs_is_compressed(const struct f2fs_inode *inode)
 {
-	return inode->flags & F2FS_COMPR_FL;
+	return (inode->mode & S_IFMT) == S_IFREG && (inode->flags & F2FS_COMPR_FL);
 }
 
 /* ======================= inline data and dentries (inline.c) ======================= */
@@ -389,6 +393,14 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 			 uint8_t *buf);
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off);
+/* Read bytes from skip bytes into the physically contiguous blocks from pblk,
+ * which hold file blocks lblk on (decrypted when ci is set). */
+int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, uint32_t pblk,
+		     uint64_t lblk, uint32_t skip, size_t bytes, uint8_t *dst);
+/* The n address slots of file blocks [start, start + n), which one direct node
+ * holds (a compressed file's cluster); missing nodes read as NULL_ADDR. */
+int f2fs_get_cluster_addrs(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
+			   uint32_t *addrs, uint32_t n);
 uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode);
 /* The write path (caller holds the inode's write lock and the checkpoint read lock). */
 ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
@@ -404,6 +416,26 @@ int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t st
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 /* Blocks a user may still fill (user blocks minus used minus GC reserve). */
 uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb);
+
+/* ======================= compression (compress.c, lzorle.c) ======================= */
+
+struct f2fs_dic;
+struct f2fs_compress_pool;
+struct f2fs_cluster_cache;
+int f2fs_compress_init(struct f2fs_sb *sb);
+void f2fs_compress_destroy(struct f2fs_sb *sb);
+/* Parse and check i_compress_* of an inode with F2FS_COMPR_FL. */
+int f2fs_compress_check_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
+ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			     const struct fscrypt_inode_info *ci, uint8_t *dst, size_t len,
+			     uint64_t off);
+/* Free the inode's decompressed cluster (no reader may be running). */
+void f2fs_compress_drop_cache(struct f2fs_inode *inode);
+/* One codec call: src[0..clen) to exactly rlen bytes; dic may be NULL. */
+int f2fs_decompress(struct f2fs_dic *dic, unsigned int algorithm, const uint8_t *src,
+		    size_t clen, uint8_t *dst, size_t rlen);
+/* The kernel's lzo-rle (and plain LZO1X): 0 with *out_len set, or -EIO. */
+int f2fs_lzorle_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t *out_len);
 
 /* ======================= segments, SIT, summaries (segment.c) ======================= */
 
@@ -571,6 +603,8 @@ struct f2fs_sb {
 		atomic_uint_fast64_t checkpoints, gc_runs, gc_sections, gc_data_blocks,
 			gc_node_blocks, ssr_segments;
 	} stat;
+
+	struct f2fs_compress_pool *cpool;	/* decompression contexts */
 
 	/* encryption: the keyring and a generation bumped by every key change */
 	struct fscrypt_keyring *keyring;

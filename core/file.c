@@ -70,6 +70,8 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 	pthread_rwlock_wrlock(&inode->lock);
 	if (inode->open_count)
 		inode->open_count--;
+	if (!inode->open_count)
+		f2fs_compress_drop_cache(inode);
 	evict = !inode->open_count && !inode->links && !inode->unhashed && writable(sb);
 	pthread_rwlock_unlock(&inode->lock);
 	if (evict) {

@@ -410,7 +410,14 @@ enum {
 #define COMPRESS_LZ4		1
 #define COMPRESS_ZSTD		2
 #define COMPRESS_LZORLE		3
+#define COMPRESS_MAX		4
 #define MIN_COMPRESS_LOG_SIZE	2
 #define MAX_COMPRESS_LOG_SIZE	8
+/* i_compress_flag: bit 0 asks for the checksum, the level sits in bits 8-15 */
+#define COMPRESS_CHKSUM		0x0001
+#define COMPRESS_LEVEL_OFFSET	8
+/* compress_data: le32 clen, le32 chksum, le32 reserved[4], then the data */
+#define COMPRESS_DATA_CLEN	0
+#define COMPRESS_DATA_CHKSUM	4
 
 #endif /* F2FS_FORMAT_H */

@@ -104,22 +104,11 @@ static int decode_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	if (inode->xattr_nid && (inode->xattr_nid < sb->root_ino || inode->xattr_nid >= sb->max_nid))
 		return f2fs_corrupted(sb, "inode %u: xattr nid %u out of range", ino, inode->xattr_nid);
 
-	if (f2fs_is_compressed(inode)) {
-		if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION) ||
-		    !fits_in_inode(inode, I_COMPRESS_FLAG + 2))
-			return f2fs_corrupted(sb, "inode %u: compressed without compression attrs", ino);
-		inode->compr_blocks = get_le64(n + I_COMPR_BLOCKS);
-		inode->compress_algorithm = n[I_COMPRESS_ALGORITHM];
-		inode->log_cluster_size = n[I_LOG_CLUSTER_SIZE];
-		inode->compress_flag = get_le16(n + I_COMPRESS_FLAG);
-		if (inode->compress_algorithm > COMPRESS_LZORLE ||
-		    inode->log_cluster_size < MIN_COMPRESS_LOG_SIZE ||
-		    inode->log_cluster_size > MAX_COMPRESS_LOG_SIZE)
-			return f2fs_corrupted(sb, "inode %u: bad compression algorithm %u or cluster "
-					      "size %u", ino, inode->compress_algorithm,
-					      inode->log_cluster_size);
-		/* addresses are grouped by cluster (addrs_per_page) */
-		inode->addrs_per_inode &= ~((1u << inode->log_cluster_size) - 1);
+	if (inode->flags & F2FS_COMPR_FL) {
+		int err = f2fs_compress_check_inode(sb, inode);
+
+		if (err)
+			return err;
 	}
 
 	if ((inode->inline_flags & F2FS_INLINE_DATA) && fmt != S_IFREG && fmt != S_IFLNK)
@@ -191,6 +180,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 static void free_inode(struct f2fs_inode *inode)
 {
 	f2fs_put_crypt_info(inode);
+	f2fs_compress_drop_cache(inode);
 	f2fs_extent_tree_destroy(&inode->et);
 	pthread_rwlock_destroy(&inode->lock);
 	free(inode->node);

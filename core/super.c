@@ -282,6 +282,11 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 		free(sb);
 		return NULL;
 	}
+	if (f2fs_compress_init(sb)) {
+		f2fs_crypt_destroy(sb);
+		free(sb);
+		return NULL;
+	}
 	return sb;
 }
 
@@ -365,6 +370,7 @@ static void sb_free(struct f2fs_sb *sb)
 		f2fs_cache_destroy(sb->cache);
 	f2fs_dev_close(sb->dev);
 	f2fs_crypt_destroy(sb);
+	f2fs_compress_destroy(sb);
 	pthread_mutex_destroy(&sb->icache_lock);
 	pthread_rwlock_destroy(&sb->cp_rwsem);
 	pthread_mutex_destroy(&sb->rename_lock);

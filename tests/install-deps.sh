@@ -4,8 +4,8 @@
 # Fast when everything is present (one dpkg-query); non-interactive; safe in CI.
 set -euo pipefail
 
-PKGS=(build-essential pkg-config libfuse3-dev fuse3 libssl-dev f2fs-tools
-      python3-pytest zstd e2fsprogs fuse2fs fio clang attr acl)
+PKGS=(build-essential pkg-config libfuse3-dev fuse3 libssl-dev liblz4-dev libzstd-dev
+      liblzo2-dev f2fs-tools python3-pytest zstd e2fsprogs fuse2fs fio clang attr acl)
 [ $# -eq 0 ] || PKGS=("$@")
 
 missing=()
