@@ -542,7 +542,9 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 		return;
 	if (a != NEW_ADDR && a != COMPRESS_ADDR)
 		f2fs_invalidate_block(sb, a);
-	if (a != COMPRESS_ADDR) {
+	/* a compressed cluster's head counts as a block, as its reserved slots
+	 * do, until F2FS_IOC_RELEASE_COMPRESS_BLOCKS gave them back */
+	if (a != COMPRESS_ADDR || !(inode->inline_flags & F2FS_COMPRESS_RELEASED)) {
 		count_blocks(sb, -1);
 		inode->blocks--;
 	}

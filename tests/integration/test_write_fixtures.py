@@ -7,9 +7,10 @@ import os
 
 import fsutil
 import manifest as M
-from test_write import MiB, RWImage, blob, expect, sha, write_file  # noqa: F401
+from test_fixtures import kernel_sums
+from test_write import (FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, MiB, RWImage, blob,  # noqa: F401
+                        chattr, errno_of, expect, fallocate, lsattr, sha, write_file)
 
-EOPNOTSUPP_TEXT = "ERR:" + os.strerror(errno.EOPNOTSUPP)
 HUGE = 64 * MiB
 
 
@@ -52,17 +53,14 @@ def test_plain_fixture_writable(f2fs_fuse, fixture_image, fixtures_dir, tmp_path
         for k, e in exp.entries.items():
             if k.startswith("sparse/"):
                 e["content"] = M.WILDCARD
-        comp = _compressed(fixtures_dir) & set(exp.entries)
-        for k in comp:
-            exp.entries[k]["content"] = M.WILDCARD
+        for k, digest in kernel_sums().items():
+            exp.entries[k]["content"] = digest
         exp.entries["written-by-fuse"] = expect({"x": {
             "type": "f", "content": sha(new), "size": str(len(new)),
             "xattrs": M.format_xattrs([(b"user.fuse", b"yes")])}}).entries["x"]
         exp.entries["small/f10"] = dict(plain["small/f10"], content=sha(f10),
                                         size=str(len(f10)), mtime=M.WILDCARD)
         man = img.finish(exp, content_filter=keep)
-        for k in comp:
-            assert man[k]["content"] in (plain[k]["content"], EOPNOTSUPP_TEXT), k
         assert man["fuse-dir"]["nlink"] == "2"
         assert len([k for k in man.entries if k.startswith("fuse-dir/")]) == 50
     finally:
@@ -126,5 +124,50 @@ def test_crypt_fixture_directory_moves(f2fs_fuse, fixture_image, fixtures_dir, t
             assert os.path.realpath(os.path.join(p, pol, "to", "moved", "..")) == \
                 os.path.join(p, pol, "to")
         img.unmount()
+    finally:
+        img.close()
+
+
+def test_plain_fixture_compressed_files(f2fs_fuse, fixture_image, fixtures_dir, tmp_path):
+    """A read-write mount reads the kernel's compressed files; what would need
+    the write side (writes, truncation, fallocate, chattr -c) fails with
+    EOPNOTSUPP and changes nothing; deleting them gives back every slot, the
+    COMPRESS_ADDR heads included (they count as blocks, as their reserved
+    slots do: fsck.f2fs checks the valid block count)."""
+    sums = kernel_sums()
+    comp = sorted(_compressed(fixtures_dir))
+    img = RWImage(f2fs_fuse, tmp_path, source=fixture_image("plain"), name="plain")
+    gone = ["compr-lz4/text-1m", "compr-zstd/mixed-512k", "compr-lzorle/with-hole",
+            "compr-lz4hc/mixed-512k", "compr-ext/file.cz"]
+    try:
+        p = img.mount()
+        for k in comp:
+            with open(os.path.join(p, k), "rb") as f:
+                assert sha(f.read()) == sums[k], k
+        target = os.path.join(p, "compr-lzo/text-1m")
+        fd = os.open(target, os.O_WRONLY)
+        try:
+            assert errno_of(os.pwrite, fd, b"x", 0) == errno.EOPNOTSUPP
+            assert errno_of(os.pwrite, fd, b"x" * 8192, 1 << 20) == errno.EOPNOTSUPP
+            assert errno_of(os.ftruncate, fd, 5000) == errno.EOPNOTSUPP
+            assert errno_of(os.ftruncate, fd, 2 << 20) == errno.EOPNOTSUPP
+            assert errno_of(fallocate, fd, 0, 0, 1 << 20) == errno.EOPNOTSUPP
+            assert errno_of(fallocate, fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                            4096, 8192) == errno.EOPNOTSUPP
+        finally:
+            os.close(fd)
+        assert "c" in lsattr(target)
+        assert chattr("-c", target) != 0
+        assert "c" in lsattr(target)
+        with open(target, "rb") as f:
+            assert sha(f.read()) == sums["compr-lzo/text-1m"]
+        for k in gone:
+            os.unlink(os.path.join(p, k))
+        exp = expect({k: {"type": "!"} for k in gone})
+        for k in comp:
+            if k not in gone:
+                exp.entries[k] = dict(exp.entries.get(k, {}), **expect(
+                    {k: {"content": sums[k]}}).entries[k])
+        img.finish(exp, content_filter=lambda t: t.startswith("compr-"), check_inodes=False)
     finally:
         img.close()
