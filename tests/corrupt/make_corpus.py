@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write a corpus of deliberately corrupted f2fs images.
 
-usage: make_corpus.py OUTDIR [--only NAME[,NAME...]] [--images]
+usage: make_corpus.py OUTDIR [--only NAME[,NAME...]] [--images] [--bases-only]
 
 Two base images are made with mkfs.f2fs + sload.f2fs from trees generated
 here (each checked with fsck.f2fs), then each variant applies one targeted
@@ -41,6 +41,13 @@ Base images (sizes are what mkfs.f2fs 1.15 and sload need):
   B: 64 MiB, A's features + flexible_inline_xattr, small files only: for
      i_inline_xattr_size and for inline xattrs written by hand (sload.f2fs 1.15 copies no
      xattrs).
+  C: 64 MiB, A's features + compression, with compressed files made by hand: Debian's
+     sload.f2fs 1.15 is built without its compressors, so compress_base() turns the
+     clusters of two loaded files into lz4-compressed clusters as the kernel lays them
+     out (COMPRESS_ADDR, the compressed block, NEW_ADDR reservations; i_compr_blocks;
+     one file with compress_chksum), encoding with the small LZ4 block encoder below,
+     and fsck.f2fs -y then drops the blocks the clusters no longer use from the SIT.
+     fsck.f2fs must find the result clean.
 """
 
 import hashlib
@@ -106,6 +113,116 @@ def tree_a(root):
     write(os.path.join(root, 'sub', 'bb'), b'bbbb\n')
     os.mkdir(os.path.join(root, 'sub', 'inner'))
     write(os.path.join(root, 'sub', 'inner', 'c'), b'c\n')
+
+
+FEATURES_C = 'extra_attr,inode_checksum,inode_crtime,sb_checksum,compression'
+# text compresses to one block per 4-block cluster; the last cluster of each file
+# stays raw (the kernel leaves a cluster raw when compressing saves nothing)
+COMPR_FILES = {'c-lz4': 0, 'c-chk': 1}     # name -> i_compress_flag (1: compress_chksum)
+COMPR_LOG = 2
+COMPR_CLUSTERS = 4                          # 3 compressed + 1 raw
+
+
+def text(n, seed):
+    words = [b'the', b'quick', b'brown', b'fox', b'jumps', b'over', b'lazy', b'dog', b'f2fs']
+    r = random.Random(seed)
+    out = bytearray()
+    while len(out) < n:
+        out += b'%06d ' % len(out) + b' '.join(words[r.randrange(3):]) + b'\n'
+    return bytes(out[:n])
+
+
+def tree_c(root):
+    for name in COMPR_FILES:
+        data = text(COMPR_CLUSTERS * (4096 << COMPR_LOG), sum(name.encode()))
+        write(os.path.join(root, name), data)
+    write(os.path.join(root, 'plain'), pattern(20000, 9))
+    for name in list(COMPR_FILES) + ['plain']:
+        with open(os.path.join(root, name), 'rb') as f:
+            data = f.read()
+        ORIG[name] = hashlib.sha256(data).hexdigest()
+        ORIG_CRC[name] = F.crc32_f2fs(0xFFFFFFFF, data)
+
+
+def lz4_block(data):
+    """A greedy LZ4 block-format encoder: literals and matches with liblz4's end
+    rules (no match starts in the last 12 bytes, the last 5 are literals)."""
+    n, out, table = len(data), bytearray(), {}
+    anchor = i = 0
+
+    def length(v):
+        while v >= 255:
+            out.append(255)
+            v -= 255
+        out.append(v)
+
+    def sequence(lits, off=None, mlen=0):
+        token = min(len(lits), 15) << 4 | (min(mlen - 4, 15) if off else 0)
+        out.append(token)
+        if len(lits) >= 15:
+            length(len(lits) - 15)
+        out.extend(lits)
+        if off:
+            out.extend(struct.pack('<H', off))
+            if mlen - 4 >= 15:
+                length(mlen - 4 - 15)
+
+    while i <= n - 12:
+        key = data[i:i + 4]
+        j = table.get(key)
+        table[key] = i
+        if j is None or i - j > 65535:
+            i += 1
+            continue
+        m = 4
+        while i + m < n - 5 and data[j + m] == data[i + m]:
+            m += 1
+        sequence(data[anchor:i], i - j, m)
+        i += m
+        anchor = i
+    sequence(data[anchor:])
+    return bytes(out)
+
+
+I_COMPR_BLOCKS, I_COMPRESS_ALGORITHM, I_LOG_CLUSTER_SIZE, I_COMPRESS_FLAG = 384, 392, 393, 394
+COMPRESS_ADDR, NEW_ADDR = 0xFFFFFFFE, 0xFFFFFFFF
+
+
+def compress_base(path):
+    """Turn the files of COMPR_FILES into compressed files (see the docstring: base C)."""
+    with open(path, 'rb') as f:
+        img = F.Image(f.read())
+    cs = 1 << COMPR_LOG
+    for name, flag in COMPR_FILES.items():
+        ino = img.lookup_path(name)
+        assert ino.extra_isize * 1 + F.I_ADDR >= I_COMPRESS_FLAG + 2, 'no room for compression'
+        b = img.buf
+        data = img.read_file(ino)
+        for c in range(COMPR_CLUSTERS - 1):
+            raw = data[c * cs * F.BLK:(c + 1) * cs * F.BLK]
+            z = lz4_block(raw)
+            assert 24 + len(z) <= F.BLK, len(z)
+            chk = F.chksum(z) if flag & 1 else 0
+            blk = ino.addr(c * cs + 1)
+            b[blk * F.BLK:(blk + 1) * F.BLK] = (struct.pack('<II16x', len(z), chk) + z).ljust(
+                F.BLK, b'\0')
+            p32(b, ino.addr_off(c * cs), COMPRESS_ADDR)
+            for k in range(2, cs):
+                p32(b, ino.addr_off(c * cs + k), NEW_ADDR)
+        p32(b, ino.off + 80, F.u32(b, ino.off + 80) | 0x4)           # F2FS_COMPR_FL
+        p64(b, ino.off + I_COMPR_BLOCKS, (COMPR_CLUSTERS - 1) * (cs - 1))
+        b[ino.off + I_COMPRESS_ALGORITHM] = 1                        # lz4
+        b[ino.off + I_LOG_CLUSTER_SIZE] = COMPR_LOG
+        p16(b, ino.off + I_COMPRESS_FLAG, flag)
+        b[ino.off + 348:ino.off + 360] = bytes(12)                   # no largest extent
+        refix_inode(img, ino)
+    with open(path, 'r+b') as f:
+        f.write(img.buf)
+    run(['fsck.f2fs', '-f', '-y', path])
+    r = run(['fsck.f2fs', '-f', path])
+    if r.returncode or b'[Fail]' in r.stdout:
+        raise SystemExit('fsck.f2fs rejects compressed base image %s:\n%s'
+                         % (path, r.stdout.decode(errors='replace')))
 
 
 def tree_b(root):
@@ -944,6 +1061,138 @@ def _(img):
 
 # ------------------------------------------------------------------ main
 
+# ---- compressed clusters (base C) ----
+
+def ok_src(name):
+    return ok('read', name, sha256=ORIG[name], crc32=ORIG_CRC[name])
+
+
+def compr_checks(*bad):
+    """Reads of the compressed files: the damaged ones fail with EIO, the
+    others (and the uncompressed neighbour) read their source bytes."""
+    checks = [err('read', n, [EIO]) if n in bad else ok_src(n) for n in COMPR_FILES]
+    return mounts(*checks, ok_src('plain'))
+
+
+def cluster_block(img, name, cluster):
+    """The compressed data block of a cluster: its block number and byte offset."""
+    ino = img.lookup_path(name)
+    blk = ino.addr(cluster << COMPR_LOG | 1)
+    return ino, blk * F.BLK
+
+
+@variant('compr_intact', 'C', 'compressed cluster',
+         'an unused byte of the last compressed block changed: both files still read')
+def _(img):
+    _, o = cluster_block(img, 'c-lz4', 0)
+    img.buf[o + F.BLK - 1] ^= 0xff
+    return compr_checks()
+
+
+@variant('compr_clen', 'C', 'compressed cluster',
+         'clen larger than the compressed blocks hold (4096 - 24 + 1)')
+def _(img):
+    _, o = cluster_block(img, 'c-lz4', 1)
+    p32(img.buf, o, F.BLK - 24 + 1)
+    return compr_checks('c-lz4')
+
+
+@variant('compr_clen_short', 'C', 'compressed cluster',
+         'clen cut to 40 bytes: the lz4 data ends early')
+def _(img):
+    _, o = cluster_block(img, 'c-lz4', 2)
+    p32(img.buf, o, 40)
+    return compr_checks('c-lz4')
+
+
+@variant('compr_data', 'C', 'compressed cluster',
+         'a match offset in the lz4 data beyond the start of the output')
+def _(img):
+    _, o = cluster_block(img, 'c-lz4', 0)
+    # the first sequence's literals end where its 16-bit match offset starts
+    tok = img.buf[o + 24]
+    lits = tok >> 4
+    assert lits < 15 and tok & 15 != 15, tok
+    struct.pack_into('<H', img.buf, o + 25 + lits, 0xffff)
+    return compr_checks('c-lz4')
+
+
+@variant('compr_chksum', 'C', 'compressed cluster',
+         'compress_chksum set and the stored checksum off by one bit')
+def _(img):
+    _, o = cluster_block(img, 'c-chk', 1)
+    img.buf[o + 4] ^= 1
+    return compr_checks('c-chk')
+
+
+@variant('compr_chksum_data', 'C', 'compressed cluster',
+         'compress_chksum set, a literal byte of the compressed data changed')
+def _(img):
+    _, o = cluster_block(img, 'c-chk', 2)
+    img.buf[o + 25] ^= 0x20
+    return compr_checks('c-chk')
+
+
+@variant('compr_two_heads', 'C', 'compressed cluster',
+         'COMPRESS_ADDR in a reserved slot of a compressed cluster')
+def _(img):
+    ino = img.lookup_path('c-lz4')
+    p32(img.buf, ino.addr_off(1 << COMPR_LOG | 2), COMPRESS_ADDR)
+    refix_inode(img, ino)
+    return compr_checks('c-lz4')
+
+
+@variant('compr_no_blocks', 'C', 'compressed cluster',
+         'a COMPRESS_ADDR cluster whose slots are all reservations')
+def _(img):
+    ino = img.lookup_path('c-chk')
+    p32(img.buf, ino.addr_off(1), NEW_ADDR)
+    refix_inode(img, ino)
+    return compr_checks('c-chk')
+
+
+@variant('compr_block_outside', 'C', 'compressed cluster',
+         'a compressed block address beyond the main area')
+def _(img):
+    ino = img.lookup_path('c-lz4')
+    p32(img.buf, ino.addr_off(2 << COMPR_LOG | 1), 0x7ffffff0)
+    refix_inode(img, ino)
+    return compr_checks('c-lz4')
+
+
+@variant('compr_head_in_raw', 'C', 'compressed cluster',
+         'COMPRESS_ADDR inside the raw last cluster')
+def _(img):
+    ino = img.lookup_path('c-chk')
+    p32(img.buf, ino.addr_off((COMPR_CLUSTERS - 1) << COMPR_LOG | 2), COMPRESS_ADDR)
+    refix_inode(img, ino)
+    return compr_checks('c-chk')
+
+
+@variant('compr_algorithm', 'C', 'inode', 'i_compress_algorithm 9 (there are four)')
+def _(img):
+    set_inode_field(img, 'c-lz4', I_COMPRESS_ALGORITHM, '<B', 9)
+    return mounts(err('stat', 'c-lz4'), ok_src('c-chk'))
+
+
+@variant('compr_log_size', 'C', 'inode', 'i_log_cluster_size 9 (at most 8)')
+def _(img):
+    set_inode_field(img, 'c-lz4', I_LOG_CLUSTER_SIZE, '<B', 9)
+    return mounts(err('stat', 'c-lz4'), ok_src('c-chk'))
+
+
+@variant('compr_level', 'C', 'inode', 'lz4 at level 2 (lz4hc levels are 3-12)')
+def _(img):
+    set_inode_field(img, 'c-chk', I_COMPRESS_FLAG, '<H', 2 << 8 | 1)
+    return mounts(err('stat', 'c-chk'), ok_src('c-lz4'))
+
+
+@variant('compr_blocks', 'C', 'inode', 'i_compr_blocks larger than i_blocks')
+def _(img):
+    set_inode_field(img, 'c-lz4', I_COMPR_BLOCKS, '<Q', 1 << 40)
+    return mounts(err('stat', 'c-lz4'), ok_src('c-chk'))
+
+
 def block_patch(old, new):
     """[[block number, hex of the new block]] for every 4 KiB block that differs."""
     out = []
@@ -1018,20 +1267,25 @@ def main():
             only = set(args.pop(0).split(','))
         elif a == '--images':
             images = True
+        elif a == '--bases-only':     # the base images alone (fuzzing seeds)
+            only = set()
         else:
             raise SystemExit('unknown argument %s' % a)
     os.makedirs(out, exist_ok=True)
     bases = {}
     trees = []
     try:
-        for key, mb, feat, fill in (('A', 128, FEATURES_A, tree_a), ('B', 64, FEATURES_B, tree_b)):
+        for key, mb, feat, fill in (('A', 128, FEATURES_A, tree_a), ('B', 64, FEATURES_B, tree_b),
+                                    ('C', 64, FEATURES_C, tree_c)):
             path = os.path.join(out, 'base-%s.img' % key)
             trees.append(make_base(path, mb, feat, fill))
+            if key == 'C':
+                compress_base(path)
             with open(path, 'rb') as f:
                 bases[key] = f.read()
         listing = []
         for name, base, structure, desc, fn in VARIANTS:
-            if only and name not in only:
+            if only is not None and name not in only:
                 continue
             img = F.Image(bases[base])
             expect = fn(img)

@@ -44,6 +44,9 @@ if ls crypto/*.c >/dev/null 2>&1; then
 	LIBS="$LIBS $(pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)"
 	CFLAGS="$CFLAGS -Icrypto $(pkg-config --cflags libcrypto 2>/dev/null || true)"
 fi
+# the codecs of compressed files (core/compress.c)
+LIBS="$LIBS $(pkg-config --libs liblz4 libzstd lzo2)"
+CFLAGS="$CFLAGS $(pkg-config --cflags liblz4 libzstd lzo2)"
 echo "run.sh: building $OUT/fuzz_image"
 # shellcheck disable=SC2086
 $CLANG $CFLAGS -Icore -o "$OUT/fuzz_image" tests/fuzz/fuzz_image.c $SRCS $LIBS
@@ -98,7 +101,12 @@ make_seed default 1 ""
 make_seed extra 0 extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime,sb_checksum
 make_seed chksum 1 extra_attr,inode_checksum,inode_crtime,sb_checksum
 make_seed empty e extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime,sb_checksum,lost_found
+# compressed files: the corrupt corpus's base C (lz4 clusters made by hand)
+if [ ! -s "$OUT/seeds/corpus/base-C.img" ]; then
+	python3 tests/corrupt/make_corpus.py "$OUT/seeds/corpus" --bases-only >/dev/null
+fi
 LIST="$OUT/seeds/default.img:$OUT/seeds/extra.img:$OUT/seeds/chksum.img:$OUT/seeds/empty.img"
+LIST="$LIST:$OUT/seeds/corpus/base-C.img"
 echo "$LIST" > "$OUT/seeds/list"
 
 # ---- initial inputs: each seed untouched, with and without checksum fix-ups,

@@ -423,7 +423,7 @@ int main(void)
 		run_quiet("rm -rf '%s'", dir);
 		return check_done("test_parse_corpus");
 	}
-	for (char k = 'A'; k <= 'B'; k++) {
+	for (char k = 'A'; k <= 'C'; k++) {
 		snprintf(path, sizeof(path), "%s/base-%c.img", dir, k);
 		bases[nbases].key = k;
 		bases[nbases].buf = slurp(path, &bases[nbases].len);
