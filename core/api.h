@@ -232,6 +232,11 @@ int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16]
 int f2fs_remove_key(struct f2fs_sb *sb, const uint8_t id[16]);
 bool f2fs_key_present(struct f2fs_sb *sb, const uint8_t id[16]);
 /*
+ * Lock the key memory again after a fork(): memory locks are not
+ * inherited.  0 or the first -errno (RLIMIT_MEMLOCK); keys work either way.
+ */
+int f2fs_lock_key_memory(struct f2fs_sb *sb);
+/*
  * fscrypt v1 master keys (raw 16..64 bytes), named by the 8-byte descriptor
  * their policies carry.  The same key again is not an error; a different
  * one under a present descriptor is -EEXIST.  A key shorter than a mode's

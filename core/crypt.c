@@ -158,6 +158,11 @@ int f2fs_add_key_v1(struct f2fs_sb *sb, const uint8_t desc[8], const void *raw, 
 	return err;
 }
 
+int f2fs_lock_key_memory(struct f2fs_sb *sb)
+{
+	return fscrypt_keyring_lock_memory(sb->keyring);
+}
+
 bool f2fs_key_present(struct f2fs_sb *sb, const uint8_t id[16])
 {
 	return fscrypt_keyring_lookup(sb->keyring, 2, id);

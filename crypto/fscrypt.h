@@ -128,6 +128,12 @@ int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_
 bool fscrypt_keyring_has_key(struct fscrypt_keyring *kr, const struct fscrypt_context *ctx);
 /* Is a key with this descriptor (version 1, 8 bytes) or identifier (2, 16) present? */
 bool fscrypt_keyring_lookup(struct fscrypt_keyring *kr, int version, const uint8_t *spec);
+/*
+ * Lock the keyring's key memory again.  Memory locks are not inherited
+ * across fork(), so a process that forks after adding keys (daemonizing)
+ * calls this in the child.  0, or the first mlock error (RLIMIT_MEMLOCK).
+ */
+int fscrypt_keyring_lock_memory(struct fscrypt_keyring *kr);
 /* Identifier of a v2 master key, without a keyring. */
 int fscrypt_key_identifier(const void *raw, size_t len, uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN]);
 

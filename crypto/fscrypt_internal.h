@@ -56,6 +56,8 @@ void *fscrypt_pool_alloc(struct fscrypt_pool *p);
 void fscrypt_pool_free(struct fscrypt_pool *p, void *slot);
 /* Drop the creator's reference; the pool goes with its last slot. */
 void fscrypt_pool_put(struct fscrypt_pool *p);
+/* mlock every arena again (see fscrypt_keyring_lock_memory); 0 or the first -errno. */
+int fscrypt_pool_lock(struct fscrypt_pool *p);
 
 /* fscrypt_ossl.c: OpenSSL plumbing, each returns 0 or -errno */
 int fscrypt_hkdf_extract(const uint8_t *ikm, size_t len, uint8_t prk[FSCRYPT_PRK_LEN]);

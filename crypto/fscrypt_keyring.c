@@ -8,6 +8,9 @@
  * memory is locked and excluded from core dumps, and wiped on removal.
  * Removing a key does not reach into inode infos already derived from it:
  * as in the kernel, the caller evicts those.
+ *
+ * Keys are found through an array of pointers sorted by (version, spec):
+ * every inode set up looks its key up, and a mount may hold many keys.
  */
 #include "fscrypt_internal.h"
 
@@ -19,7 +22,6 @@
 #include <string.h>
 
 struct mkey {
-	struct mkey *next;
 	int version;
 	uint8_t spec[FSCRYPT_KEY_IDENTIFIER_LEN];	/* v1: descriptor + zeros */
 	size_t rawlen;
@@ -30,7 +32,8 @@ _Static_assert(sizeof(struct mkey) <= FSCRYPT_SLOT_SIZE, "slot size");
 
 struct fscrypt_keyring {
 	pthread_mutex_t lock;
-	struct mkey *head;
+	struct mkey **keys;		/* sorted: see cmp_key */
+	size_t nkeys, cap;
 	struct fscrypt_pool *pool;
 };
 
@@ -69,27 +72,72 @@ int fscrypt_keyring_new(struct fscrypt_keyring **out)
 
 void fscrypt_keyring_free(struct fscrypt_keyring *kr)
 {
-	struct mkey *k, *n;
-
 	if (!kr)
 		return;
-	for (k = kr->head; k; k = n) {
-		n = k->next;
-		fscrypt_pool_free(kr->pool, k);
-	}
+	for (size_t i = 0; i < kr->nkeys; i++)
+		fscrypt_pool_free(kr->pool, kr->keys[i]);
+	free(kr->keys);
 	pthread_mutex_destroy(&kr->lock);
 	fscrypt_pool_put(kr->pool);
 	free(kr);
 }
 
+static size_t spec_len(int version)
+{
+	return version == 1 ? FSCRYPT_KEY_DESCRIPTOR_LEN : FSCRYPT_KEY_IDENTIFIER_LEN;
+}
+
+/* Order of the index: by version, then by the spec's bytes. */
+static int cmp_key(int version, const uint8_t *spec, const struct mkey *k)
+{
+	if (version != k->version)
+		return version < k->version ? -1 : 1;
+	return memcmp(spec, k->spec, spec_len(version));
+}
+
+/* Index of the first key not ordered before (version, spec); lock held. */
+static size_t lower_bound(const struct fscrypt_keyring *kr, int version, const uint8_t *spec)
+{
+	size_t lo = 0, hi = kr->nkeys;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_key(version, spec, kr->keys[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static struct mkey *find(struct fscrypt_keyring *kr, int version, const uint8_t *spec)
 {
-	size_t n = version == 1 ? FSCRYPT_KEY_DESCRIPTOR_LEN : FSCRYPT_KEY_IDENTIFIER_LEN;
+	size_t i = lower_bound(kr, version, spec);
 
-	for (struct mkey *k = kr->head; k; k = k->next)
-		if (k->version == version && !memcmp(k->spec, spec, n))
-			return k;
+	if (i < kr->nkeys && cmp_key(version, spec, kr->keys[i]) == 0)
+		return kr->keys[i];
 	return NULL;
+}
+
+/* Put k (absent so far) into the index; lock held.  -ENOMEM. */
+static int insert(struct fscrypt_keyring *kr, struct mkey *k)
+{
+	size_t i = lower_bound(kr, k->version, k->spec);
+
+	if (kr->nkeys == kr->cap) {
+		size_t cap = kr->cap ? kr->cap * 2 : 16;
+		struct mkey **arr = realloc(kr->keys, cap * sizeof(*arr));
+
+		if (!arr)
+			return -ENOMEM;
+		kr->keys = arr;
+		kr->cap = cap;
+	}
+	memmove(&kr->keys[i + 1], &kr->keys[i], (kr->nkeys - i) * sizeof(*kr->keys));
+	kr->keys[i] = k;
+	kr->nkeys++;
+	return 0;
 }
 
 /* Key bytes compared in time independent of where they differ. */
@@ -145,16 +193,17 @@ int fscrypt_keyring_add_v2(struct fscrypt_keyring *kr, const void *raw, size_t l
 	}
 	memcpy(id, k->spec, FSCRYPT_KEY_IDENTIFIER_LEN);
 	pthread_mutex_lock(&kr->lock);
+	/* same identifier means same key (up to an HKDF collision) */
 	if (find(kr, 2, k->spec)) {
-		/* same identifier means same key (up to an HKDF collision) */
 		pthread_mutex_unlock(&kr->lock);
 		fscrypt_pool_free(kr->pool, k);
 		return 0;
 	}
-	k->next = kr->head;
-	kr->head = k;
+	err = insert(kr, k);
 	pthread_mutex_unlock(&kr->lock);
-	return 0;
+	if (err)
+		fscrypt_pool_free(kr->pool, k);
+	return err;
 }
 
 int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
@@ -182,33 +231,40 @@ int fscrypt_keyring_add_v1(struct fscrypt_keyring *kr,
 		 * the new.  The same key again is fine, another one is refused.
 		 */
 		err = old->rawlen == len && same_bytes(old->raw, raw, len) ? 0 : -EEXIST;
-		pthread_mutex_unlock(&kr->lock);
-		fscrypt_pool_free(kr->pool, k);
-		return err;
-	}
-	k->next = kr->head;
-	kr->head = k;
-	pthread_mutex_unlock(&kr->lock);
-	return 0;
-}
-
-int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_t *spec)
-{
-	struct mkey **pp, *k;
-
-	pthread_mutex_lock(&kr->lock);
-	for (pp = &kr->head; (k = *pp); pp = &k->next) {
-		size_t n = version == 1 ? FSCRYPT_KEY_DESCRIPTOR_LEN : FSCRYPT_KEY_IDENTIFIER_LEN;
-
-		if (k->version == version && !memcmp(k->spec, spec, n)) {
-			*pp = k->next;
+	} else {
+		err = insert(kr, k);
+		if (!err) {
 			pthread_mutex_unlock(&kr->lock);
-			fscrypt_pool_free(kr->pool, k);
 			return 0;
 		}
 	}
 	pthread_mutex_unlock(&kr->lock);
-	return -ENOKEY;
+	fscrypt_pool_free(kr->pool, k);
+	return err;
+}
+
+int fscrypt_keyring_remove(struct fscrypt_keyring *kr, int version, const uint8_t *spec)
+{
+	struct mkey *k;
+	size_t i;
+
+	pthread_mutex_lock(&kr->lock);
+	i = lower_bound(kr, version, spec);
+	if (i == kr->nkeys || cmp_key(version, spec, kr->keys[i]) != 0) {
+		pthread_mutex_unlock(&kr->lock);
+		return -ENOKEY;
+	}
+	k = kr->keys[i];
+	memmove(&kr->keys[i], &kr->keys[i + 1], (kr->nkeys - i - 1) * sizeof(*kr->keys));
+	kr->nkeys--;
+	pthread_mutex_unlock(&kr->lock);
+	fscrypt_pool_free(kr->pool, k);
+	return 0;
+}
+
+int fscrypt_keyring_lock_memory(struct fscrypt_keyring *kr)
+{
+	return fscrypt_pool_lock(kr->pool);
 }
 
 bool fscrypt_keyring_lookup(struct fscrypt_keyring *kr, int version, const uint8_t *spec)

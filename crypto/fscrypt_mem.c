@@ -127,6 +127,18 @@ void fscrypt_pool_free(struct fscrypt_pool *p, void *ptr)
 	pool_unref_locked_and_unlock(p);
 }
 
+int fscrypt_pool_lock(struct fscrypt_pool *p)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (struct arena *a = p->arenas; a; a = a->next)
+		if (mlock(a, ARENA_SIZE) && !err)
+			err = -errno;
+	pthread_mutex_unlock(&p->lock);
+	return err;
+}
+
 void fscrypt_pool_put(struct fscrypt_pool *p)
 {
 	if (!p)

@@ -589,6 +589,51 @@ out:
 	free(want);
 }
 
+/* ---------------------------------------------------------------- many keys */
+
+/*
+ * Thousands of v1 and v2 keys side by side: each is found under its own
+ * version and spec only, removals in any order leave the rest findable,
+ * and the key memory can be locked again (as after a fork).
+ */
+static void test_many_keys(void)
+{
+	enum { N = 2000 };
+	static uint8_t ids[N][16];
+	struct fscrypt_keyring *k;
+	uint8_t raw[32], desc[16] = { 0 };
+	bool ok = true;
+	int err;
+
+	CHECK(fscrypt_keyring_new(&k) == 0, "keyring");
+	for (int i = 0; i < N && ok; i++) {
+		memset(raw, 0, sizeof(raw));
+		memcpy(raw, &i, sizeof(i));
+		ok = fscrypt_keyring_add_v2(k, raw, sizeof(raw), ids[i]) == 0;
+		/* a v1 key whose descriptor is the identifier's first half */
+		ok = ok && fscrypt_keyring_add_v1(k, ids[i], raw, sizeof(raw)) == 0;
+	}
+	CHECK(ok, "add %d v2 and %d v1 keys", N, N);
+	for (int i = 0; i < N && ok; i++)
+		ok = fscrypt_keyring_lookup(k, 2, ids[i]) && fscrypt_keyring_lookup(k, 1, ids[i]);
+	CHECK(ok, "every key found");
+	/* the same 8 bytes as a v2 identifier (zero-padded) name no key */
+	memcpy(desc, ids[0], 8);
+	CHECK(!fscrypt_keyring_lookup(k, 2, desc), "v1 descriptor is no v2 identifier");
+	for (int i = 0; i < N; i += 3)
+		CHECK(fscrypt_keyring_remove(k, 2, ids[i]) == 0, "remove %d", i);
+	for (int i = N - 1; i >= 0; i -= 2)
+		CHECK(fscrypt_keyring_remove(k, 1, ids[i]) == 0, "remove v1 %d", i);
+	for (int i = 0; i < N && ok; i++)
+		ok = fscrypt_keyring_lookup(k, 2, ids[i]) == (i % 3 != 0) &&
+		     fscrypt_keyring_lookup(k, 1, ids[i]) == (i % 2 == 0);
+	CHECK(ok, "the rest still found, the removed ones not");
+	CHECK(fscrypt_keyring_remove(k, 2, ids[0]) == -ENOKEY, "removed twice");
+	err = fscrypt_keyring_lock_memory(k);
+	CHECK(err == 0 || err == -ENOMEM || err == -EPERM || err == -EAGAIN, "lock again: %d", err);
+	fscrypt_keyring_free(k);
+}
+
 int main(void)
 {
 	unhex(master_hex, master, sizeof(master));
@@ -602,6 +647,7 @@ int main(void)
 	test_contents();
 	test_keys_and_duns();
 	test_threads();
+	test_many_keys();
 	fscrypt_keyring_free(kr);
 	return check_done("test_fscrypt");
 }
