@@ -171,7 +171,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
 /*
  * FS_IOC_SETFLAGS: set the settable FS_*_FL bits (sync, immutable, append,
  * nodump, noatime, dirsync, projinherit) to those in fsflags.  The caller
- * (the kernel's VFS) has checked ownership and CAP_LINUX_IMMUTABLE.
+ * has checked ownership and CAP_LINUX_IMMUTABLE (fuse/ioctl.c).
  * -EOPNOTSUPP for unknown bits and for compression or casefolding changes.
  */
 int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags);

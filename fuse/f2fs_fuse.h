@@ -79,6 +79,9 @@ struct f2fs_fuse {
 	int log_level;
 	const char *image;
 
+	/* Serializes inode flag changes with their permission checks (ioctl.c). */
+	pthread_mutex_t flags_lock;
+
 	/* Keys, policies and the control socket (keyctl.c). */
 	struct f2fs_keyctl *keyctl;
 

@@ -3,6 +3,7 @@
  * ioctl: the inode flags of chattr/lsattr and the generation query.
  */
 #include "f2fs_fuse.h"
+#include "caller.h"
 #include "keyctl.h"
 
 #include <errno.h>
@@ -21,17 +22,20 @@ static bool cmd_is(unsigned int cmd, unsigned long native, unsigned long compat)
 	return cmd == (unsigned int)native || cmd == (unsigned int)compat;
 }
 
+/* The flags FS_IOC_FSGETXATTR and FS_IOC_FSSETXATTR carry as xflags (FS_COMMON_FL). */
+static const struct { uint32_t fl, xfl; } xflag_map[] = {
+	{ FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE }, { FS_APPEND_FL, FS_XFLAG_APPEND },
+	{ FS_SYNC_FL, FS_XFLAG_SYNC }, { FS_NOATIME_FL, FS_XFLAG_NOATIME },
+	{ FS_NODUMP_FL, FS_XFLAG_NODUMP }, { FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT },
+};
+#define NXFLAGS (sizeof(xflag_map) / sizeof(xflag_map[0]))
+
 /*
  * FS_IOC_FSGETXATTR: the kernel's fileattr code asks this way first when
  * chattr sets flags (vfs_fileattr_set); the common flags as xflags.
  */
 static void reply_fsxattr(fuse_req_t req, const struct f2fs_stat *st, size_t out_bufsz)
 {
-	static const struct { uint32_t fl, xfl; } map[] = {
-		{ FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE }, { FS_APPEND_FL, FS_XFLAG_APPEND },
-		{ FS_SYNC_FL, FS_XFLAG_SYNC }, { FS_NOATIME_FL, FS_XFLAG_NOATIME },
-		{ FS_NODUMP_FL, FS_XFLAG_NODUMP }, { FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT },
-	};
 	struct fsxattr fa;
 
 	if (out_bufsz < sizeof(fa)) {
@@ -39,11 +43,76 @@ static void reply_fsxattr(fuse_req_t req, const struct f2fs_stat *st, size_t out
 		return;
 	}
 	memset(&fa, 0, sizeof(fa));
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (st->flags & map[i].fl)
-			fa.fsx_xflags |= map[i].xfl;
+	for (size_t i = 0; i < NXFLAGS; i++)
+		if (st->flags & xflag_map[i].fl)
+			fa.fsx_xflags |= xflag_map[i].xfl;
 	/* project ids are not read: 0, as on a file system without them */
 	fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+}
+
+/*
+ * FS_IOC_SETFLAGS (either encoding) and FS_IOC_FSSETXATTR, with the
+ * checks of the kernel's vfs_fileattr_set: the owner or CAP_FOWNER, and
+ * CAP_LINUX_IMMUTABLE to change immutable or append-only.  The VFS makes
+ * them before it forwards the native numbers, but FS_IOC32_SETFLAGS from
+ * a 64-bit process reaches the daemon unchecked, so every number is
+ * checked here, with the credentials of the request.  Flag changes are
+ * serialized so that the flags checked are the flags replaced.
+ */
+static int set_flags(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
+		     size_t in_bufsz)
+{
+	struct f2fs_fuse *fs = fuse_req_userdata(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	struct f2fs_caller who;
+	struct f2fs_stat st;
+	uint32_t next;
+	int err;
+
+	if (cmd == (unsigned int)FS_IOC_FSSETXATTR ? in_bufsz < sizeof(struct fsxattr)
+						    : in_bufsz < sizeof(int))
+		return -EINVAL;
+	/* mnt_want_write_file: the VFS skips it for the compat number too */
+	if (fs->readonly || atomic_load(&fs->vfs_readonly))
+		return -EROFS;
+	f2fs_caller_from_req(&who, req);
+	pthread_mutex_lock(&fs->flags_lock);
+	err = f2fs_getattr(fs->sb, nid, &st);
+	if (err)
+		goto out;
+	if (cmd == (unsigned int)FS_IOC_FSSETXATTR) {
+		struct fsxattr fa;
+
+		memcpy(&fa, in_buf, sizeof(fa));
+		/* only the common flags travel this way; the others stay */
+		next = st.flags;
+		for (size_t i = 0; i < NXFLAGS; i++) {
+			next &= ~xflag_map[i].fl;
+			if (fa.fsx_xflags & xflag_map[i].xfl)
+				next |= xflag_map[i].fl;
+		}
+		/* f2fs_ioc_setproject without project quota: only the default id 0 */
+		if (fa.fsx_projid) {
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+	} else {
+		int val;
+
+		memcpy(&val, in_buf, sizeof(val));
+		next = (uint32_t)val;
+	}
+	if (!f2fs_caller_owns(&who, fs, &st))
+		err = -EPERM;
+	else if (((next ^ st.flags) & (FS_APPEND_FL | FS_IMMUTABLE_FL)) &&
+		 !f2fs_caller_capable(&who, F2FS_CAP_LINUX_IMMUTABLE))
+		err = -EPERM;
+	else
+		err = f2fs_set_flags(fs->sb, nid, next);
+out:
+	pthread_mutex_unlock(&fs->flags_lock);
+	f2fs_caller_done(&who);
+	return err;
 }
 
 void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
@@ -63,17 +132,9 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	/* fscrypt keys and policies (keyctl_proto.h) */
 	if (f2fs_keyctl_ioctl(req, ino, cmd, in_buf, in_bufsz, out_bufsz))
 		return;
-	if (cmd_is(cmd, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS)) {
-		/*
-		 * The kernel's fileattr code has checked ownership and
-		 * CAP_LINUX_IMMUTABLE and sends the flags as an int.
-		 */
-		if (in_bufsz < sizeof(val)) {
-			fuse_reply_err(req, EINVAL);
-			return;
-		}
-		memcpy(&val, in_buf, sizeof(val));
-		err = f2fs_set_flags(fs->sb, f2fs_fuse_nid(fs, ino), (uint32_t)val);
+	if (cmd_is(cmd, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS) ||
+	    cmd == (unsigned int)FS_IOC_FSSETXATTR) {
+		err = set_flags(req, ino, cmd, in_buf, in_bufsz);
 		if (err) {
 			f2fs_fuse_reply_err(req, err);
 			return;
@@ -83,9 +144,8 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}
-	if (cmd_is(cmd, FS_IOC_SETVERSION, FS_IOC32_SETVERSION) ||
-	    cmd == (unsigned int)FS_IOC_FSSETXATTR) {
-		/* generations and project ids stay as they are */
+	if (cmd_is(cmd, FS_IOC_SETVERSION, FS_IOC32_SETVERSION)) {
+		/* generations stay as they are */
 		fuse_reply_err(req, fs->readonly ? EROFS : EOPNOTSUPP);
 		return;
 	}

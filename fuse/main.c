@@ -486,6 +486,7 @@ static int run(int argc, char *argv[])
 
 	atomic_init(&fs.use_syslog, false);
 	atomic_init(&fs.vfs_readonly, false);
+	pthread_mutex_init(&fs.flags_lock, NULL);
 	if (init_upkeep_sync(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -644,6 +645,7 @@ out:
 	f2fs_keyctl_free(&fs);
 	pthread_cond_destroy(&fs.upkeep_cond);
 	pthread_mutex_destroy(&fs.upkeep_lock);
+	pthread_mutex_destroy(&fs.flags_lock);
 	return rc;
 }
 
