@@ -2,8 +2,9 @@
 /*
  * fscrypt keys and policies of a mount: key_file= at mount time, the
  * F2FS_IOC_* ioctls and the control socket (fuse/keyctl_proto.h), the
- * per-user claims on keys, and flushing the kernel's caches when a key
- * comes or goes.  docs/keys.md has the design.
+ * per-user claims on keys and their quota, and flushing the kernel's
+ * caches when a key comes or goes.  docs/keys.md has the design,
+ * docs/security.md who may do what.
  */
 #ifndef F2FS_FUSE_KEYCTL_H
 #define F2FS_FUSE_KEYCTL_H
@@ -29,10 +30,19 @@ void f2fs_keyctl_opt_allow_other(struct f2fs_fuse *fs, bool root_only);
  * (wiping them) and remember the session and the (absolute) mount point.
  */
 int f2fs_keyctl_mount(struct f2fs_fuse *fs, struct fuse_session *se, const char *mountpoint);
+/*
+ * After f2fs_keyctl_mount, before fuse_daemonize: bind the control
+ * socket, so that errors reach the terminal.  -1 (after a message) if
+ * -o keyctl_socket=PATH was given and the socket cannot be made there; a
+ * default socket that cannot be made is only warned about.
+ */
+int f2fs_keyctl_listen(struct f2fs_fuse *fs);
+/* Right after fuse_daemonize: lock the key memory again (fork dropped the locks). */
+void f2fs_keyctl_daemonized(struct f2fs_fuse *fs);
 
-/* From the init callback (after fuse_daemonize forked): the socket thread. */
+/* From the init callback (after fuse_daemonize forked): serve the socket. */
 void f2fs_keyctl_start(struct f2fs_fuse *fs);
-/* From destroy: stop it and remove the socket. */
+/* From destroy: stop serving and remove the socket (again on exit; idempotent). */
 void f2fs_keyctl_stop(struct f2fs_fuse *fs);
 
 /* Inode numbers the kernel holds (entry replies and forgets), for invalidation. */

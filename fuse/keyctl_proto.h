@@ -86,7 +86,22 @@ struct f2fs_keyctl_policy {
 	uint8_t key_spec[F2FS_KEYCTL_ID_SIZE];	/* v1: 8-byte descriptor */
 };
 
+/*
+ * hello: the daemon says what it is before f2fs-fusectl sends a key.  The
+ * kernel vouches for the mount's owner (user_id= in /proc/self/mountinfo);
+ * this tells an f2fs-fuse daemon from another FUSE file system.
+ */
+#define F2FS_KEYCTL_HELLO_MAGIC	0x6573756673663266ull	/* "f2fsfuse" in memory order */
+struct f2fs_keyctl_hello {
+	uint64_t magic;			/* out: F2FS_KEYCTL_HELLO_MAGIC */
+	uint32_t version;		/* out: F2FS_KEYCTL_MSG_VERSION */
+	uint32_t uid;			/* out: the daemon's effective uid */
+	uint32_t pid;			/* out: the daemon's process id */
+	uint32_t reserved;
+};
+
 /* The sizes are part of the ioctl numbers. */
+_Static_assert(sizeof(struct f2fs_keyctl_hello) == 24, "f2fs_keyctl_hello");
 _Static_assert(sizeof(struct f2fs_keyctl_add) == 96, "f2fs_keyctl_add");
 _Static_assert(sizeof(struct f2fs_keyctl_remove) == 32, "f2fs_keyctl_remove");
 _Static_assert(sizeof(struct f2fs_keyctl_status) == 40, "f2fs_keyctl_status");
@@ -103,12 +118,16 @@ _Static_assert(sizeof(struct f2fs_keyctl_policy) == 24, "f2fs_keyctl_policy");
 #define F2FS_IOC_KEY_STATUS	_IOWR(F2FS_KEYCTL_MAGIC, 3, struct f2fs_keyctl_status)
 #define F2FS_IOC_GET_POLICY	_IOR(F2FS_KEYCTL_MAGIC, 4, struct f2fs_keyctl_policy)
 #define F2FS_IOC_SET_POLICY	_IOW(F2FS_KEYCTL_MAGIC, 5, struct f2fs_keyctl_policy)
+#define F2FS_IOC_HELLO		_IOR(F2FS_KEYCTL_MAGIC, 6, struct f2fs_keyctl_hello)
 
 /* ---- the socket transport ---- */
 
 #define F2FS_KEYCTL_MSG_MAGIC	0x46324b43u	/* "F2KC" */
-/* 2: key specifiers (v1 keys) in the key structs */
-#define F2FS_KEYCTL_MSG_VERSION	2
+/*
+ * 2: key specifiers (v1 keys) in the key structs;
+ * 3: policy operations name the file by a descriptor the client holds open
+ */
+#define F2FS_KEYCTL_MSG_VERSION	3
 
 enum f2fs_keyctl_op {
 	F2FS_KEYCTL_OP_ADD_KEY = 1,
@@ -121,15 +140,19 @@ enum f2fs_keyctl_op {
 /*
  * One request and one reply of exactly this size on a SOCK_STREAM
  * connection; the reply repeats the request with error and the out
- * fields filled in.  ino names the file of a policy operation: its
- * st_ino as stat(2) shows it on the mount.
+ * fields filled in.  fd names the file of a policy operation: the number
+ * of a descriptor the client has open on it (not O_PATH) while it waits
+ * for the reply.  The daemon looks the descriptor up in the client's
+ * /proc/PID/fdinfo, so only files the client could open can be named,
+ * as with the ioctls.
  */
 struct f2fs_keyctl_msg {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t op;			/* enum f2fs_keyctl_op */
 	int32_t error;			/* reply: 0 or a positive errno */
-	uint64_t ino;
+	int32_t fd;
+	uint32_t reserved;		/* 0 */
 	union {
 		struct f2fs_keyctl_add add;
 		struct f2fs_keyctl_remove remove;

@@ -584,6 +584,8 @@ static int run(int argc, char *argv[])
 	/* key_file= keys go in before the kernel can ask for anything. */
 	if (f2fs_keyctl_mount(&fs, se, fopts.mountpoint))
 		goto out_umount;
+	if (f2fs_keyctl_listen(&fs))
+		goto out_umount;
 	if (fuse_set_signal_handlers(se) == -1)
 		goto out_umount;
 	if (fuse_session_mount(se, fopts.mountpoint) == -1)
@@ -594,6 +596,7 @@ static int run(int argc, char *argv[])
 		goto out_unmount;
 	if (!fopts.foreground)
 		atomic_store(&fs.use_syslog, true);
+	f2fs_keyctl_daemonized(&fs);
 
 	if (fopts.singlethread) {
 		err = fuse_session_loop(se);

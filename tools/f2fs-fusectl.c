@@ -13,7 +13,9 @@
  *
  * Requests go as F2FS_IOC_* ioctls (fuse/keyctl_proto.h) and, where the
  * mount has no ioctls (FUSE-T) or --socket is given, over the mount's
- * control socket.  Only libc.
+ * control socket.  A key goes only to an f2fs-fuse daemon run by root,
+ * the caller or the user named with --trust-uid (docs/security.md).
+ * Only libc.
  */
 #include "keyctl_proto.h"
 
@@ -36,6 +38,9 @@
 #ifdef __linux__
 #include <sys/vfs.h>
 #define FUSE_SUPER_MAGIC 0x65735546
+#else
+#include <sys/mount.h>
+#include <sys/param.h>
 #endif
 
 #define PROG "f2fs-fusectl"
@@ -78,12 +83,16 @@ static const struct {
 	{ MODE_AES_256_HCTR2, "AES-256-HCTR2", false, true, 32 },
 };
 
-/* Not an errno: a socket served by neither root nor the caller. */
+/* Not errnos: a daemon of an untrusted user (untrusted_uid says who); no f2fs-fuse. */
 #define ERR_UNTRUSTED 100000
+#define ERR_NOT_F2FS_FUSE 100001
 
-/* Global: how to reach the daemon. */
+/* Global: how to reach the daemon, and whom to trust with a key. */
 static bool force_socket;
 static const char *socket_path;
+static bool have_trust_uid;
+static uid_t trust_uid;
+static unsigned long untrusted_uid;
 
 static void wipe(void *p, size_t len)
 {
@@ -129,6 +138,8 @@ static void usage(FILE *out)
 	      "Options for every command:\n"
 	      "  --socket         talk to the mount's control socket, not through ioctls\n"
 	      "  --socket=PATH    ... at PATH (as given to -o keyctl_socket=)\n"
+	      "  --trust-uid=UID  also talk to a daemon run by UID (default: only root's\n"
+	      "                   and your own)\n"
 	      "  -h, --help       this help\n"
 	      "  -v, --version    the version\n", out);
 }
@@ -162,9 +173,18 @@ static const char *errmsg(int err)
 		return "the directory is not empty";
 	case ENODATA:
 		return "file or directory not encrypted";
-	case ERR_UNTRUSTED:
-		return "the control socket found belongs to another user (use --socket=PATH "
-		       "if that is intended)";
+	case ERR_UNTRUSTED: {
+		static char msg[160];
+
+		snprintf(msg, sizeof(msg), "it is served by uid %lu, neither root "
+			 "nor you (add --trust-uid=%lu if that is intended)", untrusted_uid,
+			 untrusted_uid);
+		return msg;
+	}
+	case ERR_NOT_F2FS_FUSE:
+		return "not an f2fs-fuse mount (the daemon does not answer as f2fs-fuse)";
+	case EXDEV:
+		return "the file is not on the mount the control socket serves";
 	default:
 		return strerror(err);
 	}
@@ -239,6 +259,17 @@ static int mount_root(const char *path, char *out, size_t outlen)
 	return 0;
 }
 
+/* Whom a key may go to: root, the caller, and the user named with --trust-uid. */
+static bool trusted_uid(unsigned long uid)
+{
+	if (uid == 0 || uid == (unsigned long)getuid() || uid == (unsigned long)geteuid() ||
+	    (have_trust_uid && uid == (unsigned long)trust_uid))
+		return true;
+	untrusted_uid = uid;
+	return false;
+}
+
+/* Is the process serving a connected socket someone we trust? */
 static bool trusted_peer(int fd)
 {
 	uid_t uid;
@@ -255,7 +286,7 @@ static bool trusted_peer(int fd)
 	if (getpeereid(fd, &uid, &gid))
 		return false;
 #endif
-	return uid == 0 || uid == geteuid();
+	return trusted_uid(uid);
 }
 
 /* Try each place a daemon may have put its socket (keyctl_proto.h). */
@@ -294,10 +325,12 @@ static int connect_socket(const char *path)
 		strcpy(sa.sun_path, cand[i]);
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 			/*
-			 * A key goes only to a daemon of root or of this user: in
-			 * /tmp anybody could have made the directory first.
+			 * Only a daemon of root, of this user or of --trust-uid is
+			 * told anything: in /tmp anybody could have made the
+			 * directory first, and anybody may listen at a PATH in a
+			 * directory they can write to.
 			 */
-			if (socket_path || trusted_peer(fd))
+			if (trusted_peer(fd))
 				return fd;
 			close(fd);
 			last = ERR_UNTRUSTED;
@@ -329,7 +362,12 @@ static int io_full(int fd, void *buf, size_t len, bool wr)
 	return 0;
 }
 
-static int via_socket(const char *path, uint64_t ino, uint32_t op, void *arg, size_t argsz)
+/*
+ * One request over the socket.  file: our descriptor of path, which the
+ * daemon looks up in /proc to find the file of a policy operation; it
+ * stays open until the reply is in.
+ */
+static int via_socket(const char *path, int file, uint32_t op, void *arg, size_t argsz)
 {
 	struct f2fs_keyctl_msg m;
 	int fd, err;
@@ -341,7 +379,7 @@ static int via_socket(const char *path, uint64_t ino, uint32_t op, void *arg, si
 	m.magic = F2FS_KEYCTL_MSG_MAGIC;
 	m.version = F2FS_KEYCTL_MSG_VERSION;
 	m.op = op;
-	m.ino = ino;
+	m.fd = op == F2FS_KEYCTL_OP_GET_POLICY || op == F2FS_KEYCTL_OP_SET_POLICY ? file : -1;
 	memcpy(&m.u, arg, argsz);
 	err = io_full(fd, &m, sizeof(m), true);
 	if (!err)
@@ -369,6 +407,96 @@ static bool maybe_fuse(int fd)
 #endif
 }
 
+#ifdef __linux__
+/*
+ * The owner (user_id=) and type of the mount holding fd, from this
+ * process's /proc/self/mountinfo: a mount of another mount namespace
+ * (reached through /proc/PID/root) is not found there.
+ */
+static int mount_owner(int fd, unsigned long *owner, char *fstype, size_t len)
+{
+	char path[64], *line = NULL;
+	unsigned long long mnt_id = 0;
+	size_t cap = 0;
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "mnt_id: %llu", &mnt_id) == 1)
+			break;
+	fclose(f);
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		free(line);
+		return -errno;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long id;
+		char *sep = strstr(line, " - "), *opt;
+		char type[64];
+
+		if (sscanf(line, "%llu", &id) != 1 || id != mnt_id || !sep)
+			continue;
+		/* "... - FSTYPE SOURCE SUPER_OPTIONS" */
+		if (sscanf(sep + 3, "%63s", type) != 1)
+			break;
+		snprintf(fstype, len, "%s", type);
+		for (opt = strstr(sep, "user_id="); opt; opt = strstr(opt + 1, "user_id=")) {
+			if (opt[-1] == ',' || opt[-1] == ' ') {
+				*owner = strtoul(opt + 8, NULL, 10);
+				err = 0;
+				break;
+			}
+		}
+		break;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+#endif
+
+/*
+ * Before a key goes out through an ioctl: the file must be on a FUSE mount
+ * of a user we trust (the kernel reports the mount's user_id=), and the
+ * daemon must answer as f2fs-fuse running as that user.  Any user may put
+ * a symlink to a FUSE file system of their own where we look.
+ */
+static int check_daemon(int fd)
+{
+	struct f2fs_keyctl_hello h;
+	unsigned long owner = 0;
+#ifdef __linux__
+	char fstype[64] = "";
+	int err = mount_owner(fd, &owner, fstype, sizeof(fstype));
+
+	if (err)
+		return err == -ENOENT ? -ERR_NOT_F2FS_FUSE : err;
+	if (strcmp(fstype, "fuse") && strncmp(fstype, "fuse.", 5))
+		return -ERR_NOT_F2FS_FUSE;
+#else
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf))
+		return -errno;
+	owner = (unsigned long)sf.f_owner;
+#endif
+	if (!trusted_uid(owner))
+		return -ERR_UNTRUSTED;
+	memset(&h, 0, sizeof(h));
+	if (ioctl(fd, F2FS_IOC_HELLO, &h))
+		return errno == ENOTTY || errno == ENOSYS ? -ENOTTY : -ERR_NOT_F2FS_FUSE;
+	if (h.magic != F2FS_KEYCTL_HELLO_MAGIC || h.version != F2FS_KEYCTL_MSG_VERSION)
+		return -ERR_NOT_F2FS_FUSE;
+	if (h.uid != owner)
+		return -ERR_NOT_F2FS_FUSE;
+	return 0;
+}
+
 /*
  * One request: the ioctl on path (a file of the mount), or the socket if
  * the mount takes no ioctls or --socket asks for it.  A negative errno.
@@ -376,26 +504,23 @@ static bool maybe_fuse(int fd)
 static int request(const char *path, bool dir, unsigned long cmd, uint32_t op, void *arg,
 		   size_t argsz)
 {
-	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | (dir ? O_DIRECTORY : 0));
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
 	if (!force_socket && maybe_fuse(fd)) {
-		err = ioctl(fd, cmd, arg) ? -errno : 0;
+		err = cmd == F2FS_IOC_ADD_KEY ? check_daemon(fd) : 0;
+		if (!err)
+			err = ioctl(fd, cmd, arg) ? -errno : 0;
 		if (err != -ENOTTY && err != -ENOSYS) {
 			close(fd);
 			return err;
 		}
 	}
+	err = via_socket(path, fd, op, arg, argsz);
 	close(fd);
-	return via_socket(path, (uint64_t)st.st_ino, op, arg, argsz);
+	return err;
 }
 
 /* ------------------------------------------------------------ commands */
@@ -817,6 +942,14 @@ int main(int argc, char *argv[])
 		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
 			force_socket = true;
 			socket_path = argv[i] + 9;
+		} else if (strncmp(argv[i], "--trust-uid=", 12) == 0) {
+			char *end;
+
+			errno = 0;
+			trust_uid = (uid_t)strtoul(argv[i] + 12, &end, 10);
+			if (errno || end == argv[i] + 12 || *end)
+				return fail("invalid --trust-uid: %s (a numeric uid)", argv[i] + 12);
+			have_trust_uid = true;
 		} else {
 			argv[j++] = argv[i];
 		}

@@ -358,6 +358,10 @@ def test_set_policy_owner_only(f2fs_fuse, fusectl, key_file, public_dir, transpo
         os.chown(os.path.join(m.path, "theirs"), nobody, nobody)
         assert "Permission denied" in user_ctl.fails("set_policy", KEY_ID,
                                                      os.path.join(m.path, "roots"))
+        # as fscrypt_verify_key_added: a key someone else added is not enough
+        assert "not present" in user_ctl.fails("set_policy", KEY_ID,
+                                               os.path.join(m.path, "theirs"))
+        user_ctl.out("add_key", m.path, input=key_bytes(key_file))
         user_ctl.out("set_policy", KEY_ID, os.path.join(m.path, "theirs"))
         assert "Master key identifier: " + KEY_ID in user_ctl.out(
             "get_policy", os.path.join(m.path, "theirs"))
@@ -616,7 +620,7 @@ def test_socket_of_another_user_is_not_trusted(fusectl, key_file, public_dir):
         r = subprocess.run([fusectl, "add_key", target], input=key_bytes(key_file),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, env=env)
         assert r.returncode != 0
-        assert b"belongs to another user" in r.stderr, r.stderr
+        assert b"served by uid %d" % nobody in r.stderr, r.stderr
         out = server.communicate(timeout=30)[0]
     finally:
         server.kill()
