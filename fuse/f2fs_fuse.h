@@ -78,6 +78,10 @@ struct f2fs_fuse {
 	atomic_bool use_syslog;
 	int log_level;
 	const char *image;
+	/* Warnings and errors per interval (log.c). */
+	pthread_mutex_t log_lock;
+	int64_t log_begin_ms;
+	unsigned int log_printed, log_missed;
 
 	/* Serializes inode flag changes with their permission checks (ioctl.c). */
 	pthread_mutex_t flags_lock;
@@ -134,6 +138,10 @@ static inline fuse_ino_t f2fs_fuse_ino(const struct f2fs_fuse *fs, uint32_t nid)
 /* A message through the core's log routing (stderr, or syslog once daemonized). */
 void f2fs_fuse_log(struct f2fs_fuse *fs, enum f2fs_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same for a finished line: the core's log callback (arg is the f2fs_fuse). */
+void f2fs_fuse_log_msg(void *arg, enum f2fs_log_level lvl, const char *msg);
+/* -o io_stats: what the mount read from and wrote to the image, by request size. */
+void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs);
 
 /* Drop the kernel's cached attributes of ino: the next stat or permission check asks again. */
 void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino);

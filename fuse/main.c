@@ -353,64 +353,6 @@ static void version(void)
 	fuse_lowlevel_version();
 }
 
-static void log_msg(void *arg, enum f2fs_log_level lvl, const char *msg)
-{
-	struct f2fs_fuse *fs = arg;
-	size_t len = strlen(msg);
-	int prio;
-
-	while (len && msg[len - 1] == '\n')
-		len--;
-	if (!atomic_load(&fs->use_syslog)) {
-		fprintf(stderr, PROG ": %s: %s%.*s\n", fs->image,
-			lvl == F2FS_LOG_WARN ? "warning: " : "", (int)len, msg);
-		return;
-	}
-	switch (lvl) {
-	case F2FS_LOG_ERR: prio = LOG_ERR; break;
-	case F2FS_LOG_WARN: prio = LOG_WARNING; break;
-	case F2FS_LOG_INFO: prio = LOG_INFO; break;
-	default: prio = LOG_DEBUG; break;
-	}
-	syslog(prio, "%s: %.*s", fs->image, (int)len, msg);
-}
-
-void f2fs_fuse_log(struct f2fs_fuse *fs, enum f2fs_log_level lvl, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_msg(fs, lvl, msg);
-}
-
-/* -o io_stats: what the mount read from and wrote to the image, by request size. */
-static void print_io_stats(struct f2fs_fuse *fs)
-{
-	struct f2fs_io_stats st;
-
-	f2fs_get_io_stats(fs->sb, &st);
-	f2fs_fuse_log(fs, F2FS_LOG_INFO, "I/O statistics (before the final checkpoint):");
-	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  reads %llu (%llu bytes), writes %llu (%llu bytes), "
-		      "flushes %llu", (unsigned long long)st.reads,
-		      (unsigned long long)st.read_bytes, (unsigned long long)st.writes,
-		      (unsigned long long)st.write_bytes, (unsigned long long)st.flushes);
-	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  metadata cache: %llu hits, %llu misses",
-		      (unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses);
-	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  checkpoints %llu; cleaning: %llu runs, %llu sections, "
-		      "%llu data and %llu node blocks moved; SSR: %llu segments reused",
-		      (unsigned long long)st.checkpoints, (unsigned long long)st.gc_runs,
-		      (unsigned long long)st.gc_sections, (unsigned long long)st.gc_data_blocks,
-		      (unsigned long long)st.gc_node_blocks, (unsigned long long)st.ssr_segments);
-	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12s %12s", "size", "reads", "writes");
-	for (int b = 0; b < F2FS_IO_BUCKETS; b++)
-		f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12llu %12llu", f2fs_io_bucket_name(b),
-			      (unsigned long long)st.read_hist[b],
-			      (unsigned long long)st.write_hist[b]);
-}
-
 /* fsname, subtype and default_permissions, put in front of the user's -o. */
 static int add_mount_opts(struct fuse_args *args, const struct cli *c, const char *fsname)
 {
@@ -487,6 +429,7 @@ static int run(int argc, char *argv[])
 	atomic_init(&fs.use_syslog, false);
 	atomic_init(&fs.vfs_readonly, false);
 	pthread_mutex_init(&fs.flags_lock, NULL);
+	pthread_mutex_init(&fs.log_lock, NULL);
 	if (init_upkeep_sync(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -552,7 +495,7 @@ static int run(int argc, char *argv[])
 	mopts.atime = c.atime;
 	mopts.nodiratime = c.nodiratime;
 	mopts.cache_size = c.cache_size;
-	mopts.log = log_msg;
+	mopts.log = f2fs_fuse_log_msg;
 	mopts.log_arg = &fs;
 	mopts.log_level = fs.log_level;
 	err = f2fs_mount(c.image, &mopts, &fs.sb);
@@ -617,7 +560,7 @@ static int run(int argc, char *argv[])
 	/* A signal number means SIGINT/SIGTERM/SIGHUP asked for a clean unmount. */
 	rc = err < 0 ? 1 : 0;
 	if (err < 0)
-		log_msg(&fs, F2FS_LOG_ERR, strerror(-err));
+		f2fs_fuse_log_msg(&fs, F2FS_LOG_ERR, strerror(-err));
 
 out_unmount:
 	fuse_session_unmount(se);
@@ -628,7 +571,7 @@ out_umount:
 	f2fs_fuse_stop_upkeep(&fs);
 	f2fs_keyctl_stop(&fs);
 	if (c.io_stats)
-		print_io_stats(&fs);
+		f2fs_fuse_print_io_stats(&fs);
 	/* A writable mount commits its last checkpoint here; that can fail. */
 	err = f2fs_umount(fs.sb);
 	if (err < 0) {
@@ -649,6 +592,7 @@ out:
 	pthread_cond_destroy(&fs.upkeep_cond);
 	pthread_mutex_destroy(&fs.upkeep_lock);
 	pthread_mutex_destroy(&fs.flags_lock);
+	pthread_mutex_destroy(&fs.log_lock);
 	return rc;
 }
 
