@@ -553,7 +553,9 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 
 /*
  * Move inline data into block 0 (f2fs_convert_inline_inode): the inline
- * area overlaps i_addr, so it is cleared before any address is stored.
+ * area overlaps i_addr, so it is cleared before any address is stored,
+ * and put back if the block cannot be written (out of space), so that a
+ * failed conversion leaves the inline data as it was.
  */
 static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
 
@@ -569,18 +571,27 @@ static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	size_t max = f2fs_max_inline_data(inode);
 	size_t n = (size_t)F2FS_MIN(inode->size, (uint64_t)max);
-	uint8_t *copy = f2fs_alloc_blocks(1);
+	uint8_t *area = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+	uint8_t *copy = f2fs_alloc_blocks(2), *saved;
+	uint8_t flags = inode->inline_flags;
 	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
+	saved = copy + F2FS_BLKSIZE;
 	memset(copy, 0, F2FS_BLKSIZE);
 	memcpy(copy, f2fs_inline_data_addr(inode), n);
 	/* clear the reserved word and the whole inline area */
-	memset(inode->node + I_ADDR + 4 * f2fs_addr_start(inode), 0, 4 + max);
+	memcpy(saved, area, 4 + max);
+	memset(area, 0, 4 + max);
 	inode->inline_flags &= (uint8_t)~(F2FS_INLINE_DATA | F2FS_DATA_EXIST);
 	if (n)
 		err = write_blocks(sb, inode, copy, n, 0, NULL);
+	if (err) {
+		free_slot(sb, inode, area, 0);	/* mapped, then the write failed */
+		memcpy(area, saved, 4 + max);
+		inode->inline_flags = flags;
+	}
 	free(copy);
 	return err;
 }
@@ -659,13 +670,14 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				memcpy(b + skip, data, n);
 				data = b;
 			}
-			if (old == NULL_ADDR && !f2fs_free_user_blocks(sb)) {
-				err = -ENOSPC;
+			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1)))
+				break;
+			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
+			if (err) {
+				if (old == NULL_ADDR)
+					count_blocks(sb, -1);
 				break;
 			}
-			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
-			if (err)
-				break;
 			/* one block per bio; the plug merges them under blk-crypto's rule */
 			one = (struct iovec){ (void *)data, F2FS_BLKSIZE };
 			bio = (struct f2fs_bio){ .op = F2FS_BIO_WRITE, .blkaddr = addr, .nr_blocks = 1,
@@ -676,7 +688,6 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			}
 			err = f2fs_plug_add(plug, &bio);
 			if (old == NULL_ADDR) {
-				count_blocks(sb, 1);
 				inode->blocks++;
 			} else if (old != NEW_ADDR) {
 				f2fs_invalidate_block(sb, old);
@@ -715,8 +726,10 @@ int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t
 			  const uint8_t *buf)
 {
 	int err = write_blocks(sb, inode, buf, F2FS_BLKSIZE, (uint64_t)lblk * F2FS_BLKSIZE, NULL);
+	/* even on failure: a node made on the way is linked from the inode */
+	int derr = f2fs_mark_inode_dirty(sb, inode);
 
-	return err ? err : f2fs_mark_inode_dirty(sb, inode);
+	return err ? err : derr;
 }
 
 static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
@@ -764,8 +777,11 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 		size_t written = 0;
 
 		err = write_blocks(sb, inode, buf, len, off, &written);
-		if (err && !written)
+		if (err && !written) {
+			/* nothing written, but a node made on the way is linked from the inode */
+			f2fs_mark_inode_dirty(sb, inode);
 			return err;
+		}
 		/* out of space part way: what reached the disk is a short write */
 		if (err)
 			end = off + written;
@@ -984,11 +1000,19 @@ int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t s
 		for (uint32_t i = dn->ofs; i < dn->naddrs && start < end; i++, start++) {
 			if (get_le32(dn->addrs + 4 * i) != NULL_ADDR)
 				continue;
+			err = f2fs_take_user_blocks(sb, 1);
+			if (err)
+				break;
 			put_le32(dn->addrs + 4 * i, NEW_ADDR);
-			count_blocks(sb, 1);
 			inode->blocks++;
 		}
-		err = put_dnode(sb, inode, dn);
+		{
+			/* what was reserved before running out stays mapped */
+			int perr = put_dnode(sb, inode, dn);
+
+			if (!err)
+				err = perr;
+		}
 		if (err)
 			break;
 	}

@@ -565,15 +565,25 @@ static void set_inode_name(struct f2fs_inode *inode, const char *name, size_t le
 	memcpy(inode->node + I_NAME, name, len);
 }
 
-/* f2fs_move_inline_dirents: the inline slots move 1:1 into block 0. */
+/*
+ * f2fs_move_inline_dirents: the inline slots move 1:1 into block 0.  If
+ * block 0 cannot be written (out of space), the inline dentries are put
+ * back: the directory must not lose its names to a failed create.
+ */
 static int convert_inline_dir(struct f2fs_sb *sb, struct f2fs_inode *dir)
 {
 	struct f2fs_dentry_ptr src, dst;
-	uint8_t *blk = f2fs_alloc_blocks(1);
+	uint8_t *area = dir->node + I_ADDR + 4 * f2fs_addr_start(dir);
+	size_t area_len = 4 * DEF_INLINE_RESERVED_SIZE + f2fs_max_inline_data(dir);
+	uint8_t *blk = f2fs_alloc_blocks(2), *saved;
+	uint8_t flags = dir->inline_flags;
+	uint32_t depth = dir->current_depth;
+	uint64_t size = dir->size;
 	int err;
 
 	if (!blk)
 		return -ENOMEM;
+	saved = blk + F2FS_BLKSIZE;
 	memset(blk, 0, F2FS_BLKSIZE);
 	f2fs_make_dentry_ptr_inline(&src, dir);
 	f2fs_make_dentry_ptr_block(&dst, blk);
@@ -581,13 +591,22 @@ static int convert_inline_dir(struct f2fs_sb *sb, struct f2fs_inode *dir)
 	memcpy((uint8_t *)dst.dentry, src.dentry, (size_t)src.max * SIZE_OF_DIR_ENTRY);
 	memcpy((uint8_t *)dst.filename, src.filename, (size_t)src.max * F2FS_SLOT_LEN);
 	/* the inline area (and the reserved word before it) becomes i_addr again */
-	memset(dir->node + I_ADDR + 4 * f2fs_addr_start(dir), 0,
-	       4 * DEF_INLINE_RESERVED_SIZE + f2fs_max_inline_data(dir));
+	memcpy(saved, area, area_len);
+	memset(area, 0, area_len);
 	dir->inline_flags &= (uint8_t)~F2FS_INLINE_DENTRY;
 	dir->current_depth = 1;
 	if (dir->size < F2FS_BLKSIZE)
 		dir->size = F2FS_BLKSIZE;
 	err = f2fs_write_data_block(sb, dir, 0, blk);
+	if (err) {
+		/* a block mapped before the failure goes first (the area is i_addr now) */
+		f2fs_truncate_hole(sb, dir, 0, 1);
+		memcpy(area, saved, area_len);
+		dir->inline_flags = flags;
+		dir->current_depth = depth;
+		dir->size = size;
+		f2fs_mark_inode_dirty(sb, dir);	/* the failed write marked the cleared copy */
+	}
 	free(blk);
 	return err;
 }
@@ -717,12 +736,22 @@ static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *nam
 			if (bit >= NR_DENTRY_IN_BLOCK)
 				continue;
 			update_dentry(&d, bit, name, len, hash, inode->ino, ftype);
-			if ((b + 1) * F2FS_BLKSIZE > dir->size)
-				dir->size = (b + 1) * F2FS_BLKSIZE;
-			dir->current_depth = depth;
-			err = f2fs_write_data_block(sb, dir, (uint32_t)b, blk);
-			if (err)
-				goto out;
+			{
+				uint64_t old_size = dir->size;
+				uint32_t old_depth = dir->current_depth;
+
+				if ((b + 1) * F2FS_BLKSIZE > dir->size)
+					dir->size = (b + 1) * F2FS_BLKSIZE;
+				dir->current_depth = depth;
+				err = f2fs_write_data_block(sb, dir, (uint32_t)b, blk);
+				if (err) {
+					/* out of space: the directory stays as it was */
+					dir->size = old_size;
+					dir->current_depth = old_depth;
+					f2fs_mark_inode_dirty(sb, dir);
+					goto out;
+				}
+			}
 			goto added;
 		}
 		level++;

@@ -416,6 +416,8 @@ int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t st
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 /* Blocks a user may still fill (user blocks minus used minus GC reserve). */
 uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb);
+/* Count n more used blocks if they fit in user_block_count, else -ENOSPC. */
+int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n);
 
 /* ======================= compression (compress.c, lzorle.c) ======================= */
 

@@ -442,8 +442,8 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 			err = reserve_range(sb, inode, off / F2FS_BLKSIZE,
 					    (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 		inode->size = old_size;
-		if (!err && end > old_size) {
-			if (mode & FALLOC_FL_KEEP_SIZE)
+		if (end > old_size) {
+			if ((mode & FALLOC_FL_KEEP_SIZE) || err)
 				inode->advise |= FADVISE_KEEP_SIZE_BIT;
 			else
 				inode->size = end;
@@ -453,15 +453,22 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 
 		err = reserve_range(sb, inode, off / F2FS_BLKSIZE,
 				    (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-		inode->size = (!(mode & FALLOC_FL_KEEP_SIZE) && end > old_size) ? end : old_size;
-		if (mode & FALLOC_FL_KEEP_SIZE)
+		inode->size = (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > old_size) ? end : old_size;
+		/* out of space part way, what was reserved past the end stays */
+		if ((mode & FALLOC_FL_KEEP_SIZE) || (err && end > old_size))
 			inode->advise |= FADVISE_KEEP_SIZE_BIT;
 	}
 	if (!err) {
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
-		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+	{
+		/* also after a failure part way: blocks and nodes may be in the inode now */
+		int derr = f2fs_mark_inode_dirty(sb, inode);
+
+		if (!err)
+			err = derr;
 	}
 out:
 	pthread_rwlock_unlock(&inode->lock);

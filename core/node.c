@@ -180,29 +180,35 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 	uint32_t nid;
 	int err;
 
+	/* a node is a used block from its creation on (inc_valid_node_count) */
+	err = f2fs_take_user_blocks(sb, 1);
+	if (err)
+		return err;
 	if (ofs == 0) {
 		nid = ino;	/* an inode's node is allocated with its ino */
 	} else {
 		err = f2fs_alloc_nid(sb, &nid);
 		if (err)
-			return err;
+			goto undo;
 	}
 	memset(blk, 0, F2FS_BLKSIZE);
 	f2fs_fill_node_footer(blk, nid, ino, ofs, cold);
 	f2fs_set_node_addr(sb, nid, ino, NEW_ADDR);
 	err = f2fs_set_node_dirty(sb, nid, blk);
 	if (err)
-		return err;
+		goto undo;
 	pthread_mutex_lock(&sb->nm->lock);
 	sb->nm->valid_node_count++;
 	if (ofs == 0)
 		sb->nm->valid_inode_count++;
 	pthread_mutex_unlock(&sb->nm->lock);
-	pthread_mutex_lock(&sb->sm->lock);
-	sb->sm->valid_blocks++;
-	pthread_mutex_unlock(&sb->sm->lock);
 	*nidp = nid;
 	return 0;
+undo:
+	pthread_mutex_lock(&sb->sm->lock);
+	sb->sm->valid_blocks--;
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
 }
 
 /* Remove node nid: its block is dead and its nid free after the next checkpoint. */

@@ -757,6 +757,27 @@ uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb)
 }
 
 /*
+ * inc_valid_block_count / inc_valid_node_count: take n blocks of the user
+ * space, all or none.  Testing f2fs_free_user_blocks and counting later
+ * lets two writers both take the last block, and a checkpoint whose
+ * valid_block_count exceeds user_block_count is one the kernel (and the
+ * next mount) refuses.
+ */
+int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n)
+{
+	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	int err = 0;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	if (sb->sm->valid_blocks + n > user)
+		err = -ENOSPC;
+	else
+		sb->sm->valid_blocks += n;
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
+/*
  * f2fs_balance_fs: before an operation that allocates, make room.  Until
  * garbage collection exists, the only way to win segments back is a
  * checkpoint, which turns segments emptied since the last one into free

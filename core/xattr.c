@@ -502,17 +502,21 @@ static int load_all(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint8_t 
 	return 0;
 }
 
-/* write_all_xattrs: the inline part into the inode, the rest into the node. */
+/*
+ * write_all_xattrs: the inline part into the inode, the rest into the
+ * node.  The node is made first: if that fails (out of space), the inline
+ * part must not have changed, or the list would be cut off mid-entry.
+ */
 static int store_all(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf, size_t used)
 {
 	size_t inl = f2fs_inline_xattr_size(inode);
 	uint8_t *node;
 	int err = 0;
 
-	if (inl)
+	if (used <= inl && !inode->xattr_nid) {
 		memcpy(f2fs_inline_xattr_addr(inode), buf, inl);
-	if (used <= inl && !inode->xattr_nid)
 		return f2fs_mark_inode_dirty(sb, inode);
+	}
 	node = f2fs_alloc_blocks(1);
 	if (!node)
 		return -ENOMEM;
@@ -529,6 +533,8 @@ static int store_all(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t
 		if (err)
 			goto out;
 	}
+	if (inl)
+		memcpy(f2fs_inline_xattr_addr(inode), buf, inl);
 	memcpy(node, buf + inl, VALID_XATTR_BLOCK_SIZE);
 	err = f2fs_set_node_dirty(sb, inode->xattr_nid, node);
 	if (!err)
