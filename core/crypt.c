@@ -324,7 +324,7 @@ int f2fs_get_policy(struct f2fs_sb *sb, uint32_t ino, struct f2fs_policy *p)
 {
 	struct f2fs_inode *inode;
 	struct fscrypt_context ctx;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = f2fs_iget_req(sb, ino, &inode);
 
 	if (err)
 		return err;
@@ -406,7 +406,7 @@ int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *
 	}
 	if (ctx.version == 2 && !fscrypt_keyring_lookup(sb->keyring, 2, ctx.key_spec))
 		return -ENOKEY;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	err = check_key_size(sb, &ctx, inode->ino);
@@ -418,6 +418,8 @@ int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *
 	pthread_rwlock_wrlock(&inode->lock);
 	if (!S_ISDIR(inode->mode)) {
 		err = -ENOTDIR;
+	} else if (!inode->links) {
+		err = -ENOENT;	/* IS_DEADDIR: removed while open */
 	} else if (f2fs_is_encrypted(inode)) {
 		err = read_context(sb, inode, &cur);
 		if (!err) {

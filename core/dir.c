@@ -385,13 +385,22 @@ static int emit_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 {
 	char shown[FSCRYPT_NOKEY_NAME_MAX_ENCODED + F2FS_NAME_LEN + 1];
 	struct dentry_info de;
-	uint32_t pos = start;
+	uint32_t pos = 0;
 	bool warned = false;
 	int ret;
 
+	/*
+	 * Walk from the first slot even when resuming: a position a program
+	 * seeks to may lie inside an entry's name slots, whose dentry fields
+	 * are zero or stale.  That is no damage; the listing resumes at the
+	 * next entry that starts at or after it.
+	 */
 	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, true, &de)) == 1) {
 		const char *name = (const char *)de.name;
 		size_t len = de.name_len;
+
+		if (de.bit < start)
+			continue;
 
 		if (f2fs_is_encrypted(dir) && !is_dot(de.name, len)) {
 			int n = ci ? fscrypt_fname_decrypt(ci, de.name, len, shown, sizeof(shown))

@@ -203,6 +203,8 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 void f2fs_random_bytes(void *buf, size_t len);
 
 int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
+/* An inode number from a request: one that no longer names an inode is -ESTALE. */
+int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
 void f2fs_unhash_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
@@ -590,6 +592,7 @@ struct f2fs_sb {
 	struct f2fs_inode *icache[F2FS_ICACHE_BUCKETS];
 	struct f2fs_inode *lru_head, *lru_tail;	/* unreferenced inodes, MRU first */
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
+	pthread_rwlock_t evict_lock;	/* inode loads shared, freeing an inode exclusive */
 
 	atomic_bool need_fsck;		/* an inconsistency was seen */
 

@@ -34,7 +34,7 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 
 	if (for_write && !writable(sb))
 		return -EROFS;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	if (for_write && S_ISDIR(inode->mode)) {
@@ -62,7 +62,7 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 {
 	struct f2fs_inode *inode;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = f2fs_iget_req(sb, ino, &inode);
 	bool evict;
 
 	if (err)
@@ -97,7 +97,7 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 
 	if (!writable(sb))
 		return -EROFS;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	if (!S_ISREG(inode->mode)) {
@@ -108,7 +108,9 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
-	if (f2fs_is_immutable(inode))
+	if (inode->unhashed)
+		r = -ESTALE;	/* freed since the caller found it */
+	else if (f2fs_is_immutable(inode))
 		r = -EPERM;
 	else
 		r = f2fs_file_write(sb, inode, buf, len, off);
@@ -134,13 +136,18 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 
 	if (!writable(sb))
 		return -EROFS;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	f2fs_balance_fs(sb);
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
 	f2fs_now(&now);
+	/* freed by an unlink since the caller found it: nothing to change */
+	if (inode->unhashed) {
+		err = -ESTALE;
+		goto out;
+	}
 	/* f2fs_setattr and the VFS: an append-only inode keeps its size, owner,
 	 * mode and given times; an immutable one everything */
 	if (f2fs_is_immutable(inode) ||
@@ -212,12 +219,14 @@ int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *
 		*killed = 0;
 	if (!writable(sb))
 		return -EROFS;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
-	if (S_ISREG(inode->mode)) {
+	if (inode->unhashed) {
+		err = -ESTALE;	/* freed since the caller found it */
+	} else if (S_ISREG(inode->mode)) {
 		if (inode->mode & S_ISUID)
 			kill |= S_ISUID;
 		/* without group-exec it is mandatory locking, kept for the group's members */
@@ -283,7 +292,7 @@ bool f2fs_atime_due(struct f2fs_sb *sb, uint32_t ino)
 	struct f2fs_timespec now;
 	bool due;
 
-	if (!writable(sb) || f2fs_iget(sb, ino, &inode))
+	if (!writable(sb) || f2fs_iget_req(sb, ino, &inode))
 		return false;
 	f2fs_now(&now);
 	pthread_rwlock_rdlock(&inode->lock);
@@ -302,7 +311,7 @@ int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino)
 
 	if (!writable(sb) || sb->opts.atime == F2FS_ATIME_NONE)
 		return 0;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	/* most reads change nothing: decide under the shared lock first */
@@ -398,12 +407,16 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	f2fs_balance_fs(sb);
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
+	if (inode->unhashed) {
+		err = -ESTALE;
+		goto out;
+	}
 	if (!S_ISREG(inode->mode)) {
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
@@ -494,7 +507,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 
 	if (!writable(sb))
 		return 0;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
@@ -525,7 +538,7 @@ static int change_xattr(struct f2fs_sb *sb, uint32_t ino, const char *name, cons
 
 	if (!writable(sb))
 		return -EROFS;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	if (value)
@@ -533,7 +546,8 @@ static int change_xattr(struct f2fs_sb *sb, uint32_t ino, const char *name, cons
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
 	/* xattr_permission */
-	err = f2fs_is_pinned(inode) ? -EPERM : f2fs_xattr_set(sb, inode, name, value, size, flags);
+	err = inode->unhashed ? -ESTALE : f2fs_is_pinned(inode) ? -EPERM :
+	      f2fs_xattr_set(sb, inode, name, value, size, flags);
 	if (!err) {
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
@@ -600,12 +614,16 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	 * reported but unsettable ones (encrypt, inline data, ...) ignored */
 	if (fsflags & ~F2FS_GETTABLE_FS_FL)
 		return -EOPNOTSUPP;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&sb->cp_rwsem);
 	pthread_rwlock_wrlock(&inode->lock);
 	next = (inode->flags & ~F2FS_SETTABLE_FS_FL) | (fsflags & F2FS_SETTABLE_FS_FL);
+	if (inode->unhashed) {
+		err = -ESTALE;
+		goto out;
+	}
 	if ((next ^ inode->flags) & UNCHANGEABLE_FL) {
 		err = -EOPNOTSUPP;
 		goto out;

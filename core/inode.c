@@ -148,11 +148,36 @@ static int decode_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return 0;
 }
 
-static int load_inode(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+/*
+ * A request names an inode by number (a FUSE nodeid, a handle), and that
+ * inode may have been freed since: its nid is free in the NAT, or already
+ * a node of another inode.  That is a stale number, not a corrupt image
+ * (f2fs_nfs_get_inode answers -ESTALE); checked before the node is read,
+ * which would call it corruption.
+ */
+static int check_request_ino(struct f2fs_sb *sb, uint32_t ino)
 {
-	struct f2fs_inode *inode = calloc(1, sizeof(*inode));
+	struct f2fs_node_info ni;
 	int err;
 
+	if (ino < sb->root_ino || ino >= sb->max_nid || ino == sb->node_ino || ino == sb->meta_ino)
+		return -ESTALE;
+	err = f2fs_get_node_info(sb, ino, &ni);
+	if (err)
+		return err;
+	if (ni.blkaddr == NULL_ADDR || ni.ino != ino)
+		return -ESTALE;
+	return 0;
+}
+
+static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_inode **out)
+{
+	struct f2fs_inode *inode;
+	int err = request ? check_request_ino(sb, ino) : 0;
+
+	if (err)
+		return err;
+	inode = calloc(1, sizeof(*inode));
 	if (!inode)
 		return -ENOMEM;
 	inode->node = f2fs_alloc_blocks(1);
@@ -222,7 +247,7 @@ static struct f2fs_inode *icache_find(struct f2fs_sb *sb, uint32_t ino)
 	return i;
 }
 
-int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+static int iget(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_inode **out)
 {
 	struct f2fs_inode *inode, *other;
 	int err;
@@ -238,16 +263,25 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 	}
 	pthread_mutex_unlock(&sb->icache_lock);
 
-	/* load without the lock; another thread may race us to it */
-	err = load_inode(sb, ino, &inode);
-	if (err)
+	/*
+	 * Load without the icache lock; another thread may race us to it.  An
+	 * inode being freed meanwhile must not come back from what was read
+	 * before: evict_lock keeps the freeing (NAT entry and unhash) out
+	 * until this copy is either in the cache or dropped.
+	 */
+	pthread_rwlock_rdlock(&sb->evict_lock);
+	err = load_inode(sb, ino, request, &inode);
+	if (err) {
+		pthread_rwlock_unlock(&sb->evict_lock);
 		return err;
+	}
 	pthread_mutex_lock(&sb->icache_lock);
 	other = icache_find(sb, ino);
 	if (other) {
 		if (other->refcount++ == 0)
 			lru_del(sb, other);
 		pthread_mutex_unlock(&sb->icache_lock);
+		pthread_rwlock_unlock(&sb->evict_lock);
 		free_inode(inode);
 		*out = other;
 		return 0;
@@ -257,8 +291,19 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 	sb->icache[ino % F2FS_ICACHE_BUCKETS] = inode;
 	sb->nr_cached_inodes++;
 	pthread_mutex_unlock(&sb->icache_lock);
+	pthread_rwlock_unlock(&sb->evict_lock);
 	*out = inode;
 	return 0;
+}
+
+int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+{
+	return iget(sb, ino, false, out);
+}
+
+int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
+{
+	return iget(sb, ino, true, out);
 }
 
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)

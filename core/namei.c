@@ -64,12 +64,16 @@ int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 		if (!err)
 			inode->xattr_nid = 0;
 	}
-	if (!err)
-		err = f2fs_remove_node(sb, inode->ino, inode->ino, true);
 	if (!err) {
-		f2fs_unhash_inode(sb, inode);
-		f2fs_remove_orphan(sb, inode->ino);
+		/* no load of this inode may read the NAT before and cache it after */
+		pthread_rwlock_wrlock(&sb->evict_lock);
+		err = f2fs_remove_node(sb, inode->ino, inode->ino, true);
+		if (!err)
+			f2fs_unhash_inode(sb, inode);
+		pthread_rwlock_unlock(&sb->evict_lock);
 	}
+	if (!err)
+		f2fs_remove_orphan(sb, inode->ino);
 	return err;
 }
 
@@ -118,7 +122,7 @@ static int drop_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 
 static int get_dir(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 {
-	int err = f2fs_iget(sb, ino, out);
+	int err = f2fs_iget_req(sb, ino, out);
 
 	if (err)
 		return err;
@@ -355,7 +359,7 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 	if (err)
 		goto out_cp;
 	dsync = dir->flags & F2FS_DIRSYNC_FL;
-	err = f2fs_iget(sb, ino, &inode);
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
 		goto out_dir_ref;
 	if (S_ISDIR(inode->mode)) {

@@ -274,6 +274,7 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	else
 		sb->opts.log_level = F2FS_LOG_INFO;
 	pthread_mutex_init(&sb->icache_lock, NULL);
+	pthread_rwlock_init(&sb->evict_lock, NULL);
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
 	pthread_mutex_init(&sb->orphan_lock, NULL);
@@ -372,6 +373,7 @@ static void sb_free(struct f2fs_sb *sb)
 	f2fs_crypt_destroy(sb);
 	f2fs_compress_destroy(sb);
 	pthread_mutex_destroy(&sb->icache_lock);
+	pthread_rwlock_destroy(&sb->evict_lock);
 	pthread_rwlock_destroy(&sb->cp_rwsem);
 	pthread_mutex_destroy(&sb->rename_lock);
 	pthread_mutex_destroy(&sb->orphan_lock);

@@ -25,10 +25,10 @@ static void getattr_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f
 	}
 }
 
-/* A referenced directory inode, or -ENOTDIR. */
+/* A referenced directory inode the caller names, or -ENOTDIR (-ESTALE if gone). */
 static int iget_dir(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 {
-	int err = f2fs_iget(sb, ino, out);
+	int err = f2fs_iget_req(sb, ino, out);
 
 	if (err)
 		return err;
@@ -39,16 +39,22 @@ static int iget_dir(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 	return 0;
 }
 
-int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
+/* request: ino comes from the caller, not from a dentry (f2fs_iget_req) */
+static int getattr(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_stat *st)
 {
 	struct f2fs_inode *inode;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = request ? f2fs_iget_req(sb, ino, &inode) : f2fs_iget(sb, ino, &inode);
 
 	if (err)
 		return err;
 	getattr_inode(sb, inode, st);
 	f2fs_iput(sb, inode);
 	return 0;
+}
+
+int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
+{
+	return getattr(sb, ino, true, st);
 }
 
 int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
@@ -66,34 +72,26 @@ int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 	err = iget_dir(sb, dir, &d);
 	if (err)
 		return err;
+	/*
+	 * The directory stays locked until the inode is read: an unlink in
+	 * between would free it, and the entry just read would then seem to
+	 * name a free inode.
+	 */
 	pthread_rwlock_rdlock(&d->lock);
 	err = f2fs_dir_lookup(sb, d, name, len, &ino, &ftype);
+	if (!err)
+		err = getattr(sb, ino, false, st);
 	pthread_rwlock_unlock(&d->lock);
 	f2fs_iput(sb, d);
-	if (err)
-		return err;
-	return f2fs_getattr(sb, ino, st);
+	return err;
 }
 
 int f2fs_handle_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
 {
-	struct f2fs_node_info ni;
 	struct f2fs_inode *inode;
-	int err;
+	/* a number out of range, a free NAT entry or a node of another inode: stale */
+	int err = f2fs_iget_req(sb, ino, &inode);
 
-	/*
-	 * Checked here, not by f2fs_iget: a number out of range, a free NAT
-	 * entry or a node of another inode is an ordinary stale handle, while
-	 * on the paths f2fs_iget serves it would mean a damaged image.
-	 */
-	if (ino < sb->root_ino || ino >= sb->max_nid)
-		return -ESTALE;
-	err = f2fs_get_node_info(sb, ino, &ni);
-	if (err)
-		return err;
-	if (ni.blkaddr == NULL_ADDR || ni.ino != ino)
-		return -ESTALE;
-	err = f2fs_iget(sb, ino, &inode);
 	if (err)
 		return err;
 	/* unlinked: an orphan waiting for its last close, or left by a crash */
@@ -141,7 +139,7 @@ ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint6
 {
 	struct f2fs_inode *inode;
 	ssize_t r;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = f2fs_iget_req(sb, ino, &inode);
 
 	if (err)
 		return err;
@@ -232,7 +230,7 @@ ssize_t f2fs_readlink(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size)
 {
 	struct f2fs_inode *inode;
 	ssize_t r;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = f2fs_iget_req(sb, ino, &inode);
 
 	if (err)
 		return err;
@@ -248,7 +246,7 @@ ssize_t f2fs_getxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, void *
 {
 	struct f2fs_inode *inode;
 	ssize_t r;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = f2fs_iget_req(sb, ino, &inode);
 
 	if (err)
 		return err;
@@ -263,7 +261,7 @@ ssize_t f2fs_listxattr(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size)
 {
 	struct f2fs_inode *inode;
 	ssize_t r;
-	int err = f2fs_iget(sb, ino, &inode);
+	int err = f2fs_iget_req(sb, ino, &inode);
 
 	if (err)
 		return err;

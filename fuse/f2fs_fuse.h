@@ -127,6 +127,9 @@ void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs);
 /* FUSE inode numbers <-> f2fs nids; only the root differs. */
 static inline uint32_t f2fs_fuse_nid(const struct f2fs_fuse *fs, fuse_ino_t ino)
 {
+	/* never a node id we gave out: 0, which the core calls stale */
+	if (ino > UINT32_MAX)
+		return 0;
 	return ino == FUSE_ROOT_ID ? fs->root_ino : (uint32_t)ino;
 }
 

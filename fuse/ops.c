@@ -436,12 +436,21 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct f2fs_fuse *fs = req_fs(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	int err;
 
+	/* As for files: an open directory removed (or renamed over) stays until releasedir. */
+	err = f2fs_open(fs->sb, nid, O_RDONLY | O_DIRECTORY);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
 	/* Listings cannot change under us: let the kernel cache them, unless
 	 * the next listing is to update the access time (see keep_cache). */
 	fi->cache_readdir = 1;
-	fi->keep_cache = keep_cache(fs, f2fs_fuse_nid(fs, ino), O_RDONLY);
-	fuse_reply_open(req, fi);
+	fi->keep_cache = keep_cache(fs, nid, O_RDONLY);
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		f2fs_release(fs->sb, nid);
 }
 
 struct dir_ctx {
@@ -563,7 +572,9 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	struct f2fs_fuse *fs = req_fs(req);
+
+	reply_status(req, f2fs_release(fs->sb, f2fs_fuse_nid(fs, ino)));
 }
 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
