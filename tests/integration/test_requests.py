@@ -282,15 +282,15 @@ def test_namespace_races(rwimage):
 
 # ---------------------------------------------------------------- control socket
 
-MSG = struct.Struct("<IIIiQ128s")   # struct f2fs_keyctl_msg
-MSG_MAGIC, MSG_VERSION, OP_GET_POLICY = 0x46324B43, 2, 4
+MSG = struct.Struct("<IIIiiI128s")   # struct f2fs_keyctl_msg
+MSG_MAGIC, MSG_VERSION, OP_GET_POLICY = 0x46324B43, 3, 4
 
 
-def get_policy_errno(sock_path, ino):
+def get_policy_errno(sock_path, fd):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(10)
         s.connect(sock_path)
-        s.sendall(MSG.pack(MSG_MAGIC, MSG_VERSION, OP_GET_POLICY, 0, ino, b""))
+        s.sendall(MSG.pack(MSG_MAGIC, MSG_VERSION, OP_GET_POLICY, 0, fd, 0, b""))
         buf = b""
         while len(buf) < MSG.size:
             chunk = s.recv(MSG.size - len(buf))
@@ -299,10 +299,11 @@ def get_policy_errno(sock_path, ino):
     return MSG.unpack(buf)[3]
 
 
-def test_control_socket_inode_numbers(rwimage, tmp_path):
-    """The control socket names a file by the number stat shows: any number
-    a client sends that is no inode (free, a node of a file, out of range)
-    is stale, and the image stays clean."""
+def test_control_socket_requests(rwimage, tmp_path):
+    """A policy request names a file the client holds open: files of the
+    mount answer, descriptors that are closed or of another file system are
+    refused, an unlinked-but-open file still answers, and no request marks
+    the image as needing fsck."""
     sock = str(tmp_path / "ctl.sock")
     img = rwimage(size=64 * MiB, options=["keyctl_socket=" + sock])
     p = img.mount()
@@ -310,15 +311,20 @@ def test_control_socket_inode_numbers(rwimage, tmp_path):
     os.mkdir(os.path.join(p, "dir"))
     gone = os.path.join(p, "gone")
     write_file(gone, b"")
-    gone_ino = os.stat(gone).st_ino
+    fds = [os.open(os.path.join(p, n), os.O_RDONLY) for n in ("big", "dir", "gone")]
+    fds.append(os.open(p, os.O_RDONLY))
+    other = os.open(str(tmp_path), os.O_RDONLY)
     os.unlink(gone)
-    inodes = {os.stat(os.path.join(p, n)).st_ino for n in ("big", "dir")} | {os.stat(p).st_ino}
-    top = max(inodes) + 64
-    for ino in list(range(0, top)) + [gone_ino, 1 << 31, (1 << 32) - 1]:
-        e = get_policy_errno(sock, ino)
-        if ino in inodes:
-            assert e == errno.ENODATA, (ino, os.strerror(e))    # not encrypted
-        else:
-            assert e in (errno.ESTALE, errno.EINVAL), (ino, os.strerror(e))
+    try:
+        for fd in fds:
+            e = get_policy_errno(sock, fd)
+            assert e == errno.ENODATA, (fd, os.strerror(e))    # not encrypted
+        assert get_policy_errno(sock, other) == errno.EXDEV
+        closed = max(fds + [other]) + 50
+        for fd in (-1, closed, 1 << 30):
+            assert get_policy_errno(sock, fd) == errno.EBADF, fd
+    finally:
+        for fd in fds + [other]:
+            os.close(fd)
     m = img.unmount()
     fsck_flag_clear(img, m)
