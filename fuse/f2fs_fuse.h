@@ -21,6 +21,24 @@
 
 struct f2fs_keyctl;
 
+/* FUSE requests we count (opstats.c), named after the kernel's opcodes. */
+enum f2fs_fuse_op {
+	F2FS_OP_LOOKUP, F2FS_OP_FORGET, F2FS_OP_BATCH_FORGET, F2FS_OP_GETATTR,
+	F2FS_OP_SETATTR, F2FS_OP_READLINK, F2FS_OP_MKNOD, F2FS_OP_MKDIR, F2FS_OP_UNLINK,
+	F2FS_OP_RMDIR, F2FS_OP_SYMLINK, F2FS_OP_RENAME, F2FS_OP_LINK, F2FS_OP_OPEN,
+	F2FS_OP_READ, F2FS_OP_WRITE, F2FS_OP_STATFS, F2FS_OP_RELEASE, F2FS_OP_FSYNC,
+	F2FS_OP_SETXATTR, F2FS_OP_GETXATTR, F2FS_OP_LISTXATTR, F2FS_OP_REMOVEXATTR,
+	F2FS_OP_FLUSH, F2FS_OP_OPENDIR, F2FS_OP_READDIR, F2FS_OP_RELEASEDIR,
+	F2FS_OP_FSYNCDIR, F2FS_OP_CREATE, F2FS_OP_IOCTL, F2FS_OP_FALLOCATE,
+	F2FS_OP_READDIRPLUS,
+	F2FS_OP_COUNT
+};
+
+struct f2fs_fuse_opstat {
+	atomic_uint_least64_t count;
+	atomic_uint_least64_t ns;	/* in the handler, reply included */
+};
+
 /*
  * Entry and attribute cache lifetime in seconds.  Nothing but this daemon
  * writes the image while it is mounted, and every reply to a change
@@ -92,6 +110,12 @@ struct f2fs_fuse {
 	/* Absolute mount point and the read-ahead window to set (bdi.c), KiB. */
 	char *mountpoint;
 	unsigned int read_ahead_kb;
+
+	/* Requests by kind (opstats.c); SIGUSR1 and -o io_stats print them. */
+	struct f2fs_fuse_opstat opstats[F2FS_OP_COUNT];
+	pthread_t opstats_thread;
+	bool opstats_running;
+	atomic_bool opstats_stop;
 };
 
 #define PATH_MAX_LEN 4096
@@ -123,6 +147,27 @@ bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz)
 
 /* Stop and join the maintenance thread; harmless if it is not running. */
 void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs);
+
+/* One request: counted when its handler starts, timed until it returns. */
+struct f2fs_fuse_optimer {
+	struct f2fs_fuse *fs;
+	enum f2fs_fuse_op op;
+	uint64_t t0;
+};
+struct f2fs_fuse_optimer f2fs_fuse_op_begin(struct f2fs_fuse *fs, enum f2fs_fuse_op op);
+void f2fs_fuse_op_end(struct f2fs_fuse_optimer *t);
+/*
+ * First line of a handler: counts the request and times it until return
+ * (clang calls a variable only its cleanup reads unused).
+ */
+#define F2FS_FUSE_COUNT_OP(req, op)							\
+	struct f2fs_fuse_optimer optimer_						\
+		__attribute__((cleanup(f2fs_fuse_op_end), unused)) =			\
+		f2fs_fuse_op_begin(fuse_req_userdata(req), (op))
+void f2fs_fuse_print_op_stats(struct f2fs_fuse *fs);
+/* The SIGUSR1 thread that prints the counts; before the session loop. */
+void f2fs_fuse_start_op_stats(struct f2fs_fuse *fs);
+void f2fs_fuse_stop_op_stats(struct f2fs_fuse *fs);
 
 /* FUSE inode numbers <-> f2fs nids; only the root differs. */
 static inline uint32_t f2fs_fuse_nid(const struct f2fs_fuse *fs, fuse_ino_t ino)

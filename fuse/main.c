@@ -327,7 +327,9 @@ static void help(void)
 	       "    -o noatime             reads leave access times alone\n"
 	       "    -o nodiratime          listing a directory leaves its access time alone\n"
 	       "    -o io_stats            print the image I/O counts by request size,\n"
-	       "                           checkpoints, cleaning and SSR counts at unmount\n"
+	       "                           checkpoints, cleaning and SSR counts, and the\n"
+	       "                           FUSE requests by kind, at unmount (SIGUSR1\n"
+	       "                           prints the requests so far at any time)\n"
 	       "    -o key_file=PATH       add the raw fscrypt key (16 to 64 bytes) in PATH;\n"
 	       "                           may be repeated\n"
 	       "    -o v1_key_file=DESCRIPTOR:PATH  the same for a v1 policy key, named by\n"
@@ -540,6 +542,8 @@ static int run(int argc, char *argv[])
 	if (!fopts.foreground)
 		atomic_store(&fs.use_syslog, true);
 	f2fs_keyctl_daemonized(&fs);
+	/* after the fork, which keeps only this thread */
+	f2fs_fuse_start_op_stats(&fs);
 
 	if (fopts.singlethread) {
 		err = fuse_session_loop(se);
@@ -570,8 +574,11 @@ out_umount:
 	/* Normally stopped already by the destroy callback. */
 	f2fs_fuse_stop_upkeep(&fs);
 	f2fs_keyctl_stop(&fs);
-	if (c.io_stats)
+	f2fs_fuse_stop_op_stats(&fs);
+	if (c.io_stats) {
 		f2fs_fuse_print_io_stats(&fs);
+		f2fs_fuse_print_op_stats(&fs);
+	}
 	/* A writable mount commits its last checkpoint here; that can fail. */
 	err = f2fs_umount(fs.sb);
 	if (err < 0) {

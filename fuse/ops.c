@@ -244,6 +244,7 @@ static void lookup_handle(fuse_req_t req, fuse_ino_t ino, bool parent)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_LOOKUP);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct fuse_entry_param e;
 	struct f2fs_stat st;
@@ -280,6 +281,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FORGET);
 	/* The core caches inodes itself; keyctl counts lookups for invalidation. */
 	f2fs_keyctl_forget(req_fs(req)->keyctl, ino, nlookup);
 	fuse_reply_none(req);
@@ -287,6 +289,7 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_BATCH_FORGET);
 	for (size_t i = 0; i < count; i++)
 		f2fs_keyctl_forget(req_fs(req)->keyctl, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
@@ -294,6 +297,7 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_GETATTR);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct f2fs_stat st;
 	struct stat stbuf;
@@ -310,6 +314,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READLINK);
 	struct f2fs_fuse *fs = req_fs(req);
 	char buf[PATH_MAX + 1];
 	ssize_t n;
@@ -367,6 +372,7 @@ void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino)
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_OPEN);
 	struct f2fs_fuse *fs = req_fs(req);
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
 	int err;
@@ -386,6 +392,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READ);
 	struct f2fs_fuse *fs = req_fs(req);
 	ssize_t n;
 	char *buf;
@@ -415,6 +422,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RELEASE);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	/* The kernel ignores the result; the last release of an unlinked file frees it. */
@@ -423,11 +431,13 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FLUSH);
 	fuse_reply_err(req, 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FSYNC);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	reply_status(req, f2fs_fsync(fs->sb, f2fs_fuse_nid(fs, ino), datasync != 0));
@@ -435,6 +445,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_OPENDIR);
 	struct f2fs_fuse *fs = req_fs(req);
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
 	int err;
@@ -561,17 +572,20 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIR);
 	do_readdir(req, ino, size, off, false);
 }
 
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIRPLUS);
 	do_readdir(req, ino, size, off, true);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RELEASEDIR);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	reply_status(req, f2fs_release(fs->sb, f2fs_fuse_nid(fs, ino)));
@@ -580,6 +594,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FSYNCDIR);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	/* A directory's fsync commits a checkpoint in the core. */
@@ -588,6 +603,7 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_STATFS);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct f2fs_statfs sf;
 	struct statvfs sv;
@@ -626,6 +642,7 @@ static void reply_xattr_result(fuse_req_t req, ssize_t n, const char *buf, size_
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_GETXATTR);
 	struct f2fs_fuse *fs = req_fs(req);
 	char *buf = NULL;
 	ssize_t n;
@@ -644,6 +661,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_LISTXATTR);
 	struct f2fs_fuse *fs = req_fs(req);
 	char *buf = NULL;
 	ssize_t n;
@@ -785,6 +803,7 @@ static void stat_ts(const struct timespec *in, struct f2fs_timespec *t)
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_SETATTR);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct f2fs_setattr sa = { 0 };
 	struct f2fs_timespec now;
@@ -864,6 +883,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_MKNOD);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct req_cred rc;
 	struct f2fs_stat st;
@@ -885,6 +905,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_MKDIR);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct req_cred rc;
 	struct f2fs_stat st;
@@ -901,6 +922,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_SYMLINK);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct req_cred rc;
 	struct f2fs_stat st;
@@ -917,6 +939,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_LINK);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct f2fs_stat st;
 	int err;
@@ -930,6 +953,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_UNLINK);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	if (name_too_long(req, name))
@@ -939,6 +963,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RMDIR);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	if (name_too_long(req, name))
@@ -949,6 +974,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RENAME);
 	struct f2fs_fuse *fs = req_fs(req);
 	int err;
 
@@ -992,6 +1018,7 @@ static void drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, s
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_WRITE);
 	struct f2fs_fuse *fs = req_fs(req);
 	uint32_t killed = 0;
 	ssize_t n;
@@ -1021,6 +1048,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_CREATE);
 	struct f2fs_fuse *fs = req_fs(req);
 	struct fuse_entry_param e;
 	struct req_cred rc;
@@ -1075,6 +1103,7 @@ static bool acl_kills_sgid(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, c
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_SETXATTR);
 	struct f2fs_fuse *fs = req_fs(req);
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
 	bool kill = acl_kills_sgid(req, fs, nid, name);
@@ -1090,6 +1119,7 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_REMOVEXATTR);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	reply_status(req, f2fs_removexattr(fs->sb, f2fs_fuse_nid(fs, ino), name));
@@ -1098,6 +1128,7 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
 			 struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FALLOCATE);
 	struct f2fs_fuse *fs = req_fs(req);
 
 	uint32_t killed;
@@ -1115,6 +1146,14 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	reply_status(req, err);
+}
+
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf, size_t in_bufsz,
+		     size_t out_bufsz)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_IOCTL);
+	f2fs_fuse_ioctl(req, ino, cmd, arg, fi, flags, in_buf, in_bufsz, out_bufsz);
 }
 
 const struct fuse_lowlevel_ops f2fs_fuse_ops = {
@@ -1138,7 +1177,7 @@ const struct fuse_lowlevel_ops f2fs_fuse_ops = {
 	.statfs = op_statfs,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
-	.ioctl = f2fs_fuse_ioctl,
+	.ioctl = op_ioctl,
 
 	.setattr = op_setattr,
 	.mknod = op_mknod,

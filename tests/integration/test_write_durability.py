@@ -3,6 +3,8 @@ roll-forward recovery, periodic checkpoints, orphans; and the options
 that steer it (checkpoint_interval=, fsync_checkpoint, io_stats)."""
 
 import os
+import re
+import signal
 import subprocess
 import time
 
@@ -137,6 +139,50 @@ def test_io_stats_option(rwimage):
         assert word in out, out
     big = [ln.split() for ln in out.splitlines() if ln.split()[-3:-2] == [">=512K"]]
     assert big and int(big[0][-1]) >= 3, out
+    fsutil.fsck_check(img.image)
+
+
+def op_counts(text):
+    """The last whole block of FUSE request counts in a daemon's output
+    (it ends with the total): {kind: n}, None before the first."""
+    counts = cur = None
+    for ln in text.splitlines():
+        if "FUSE requests (kind" in ln:
+            cur = {}
+            continue
+        m = re.search(r"\bop (\S+)\s+(\d+)", ln)
+        if m and cur is not None:
+            cur[m.group(1)] = int(m.group(2))
+            if m.group(1) == "total":
+                counts, cur = cur, None
+    return counts
+
+
+def test_request_counts(rwimage):
+    """SIGUSR1 prints the FUSE requests so far and the daemon carries on;
+    -o io_stats prints them again at unmount.  A missing name is looked up
+    once (the kernel caches its absence); a new file with 4 KiB written
+    is one LOOKUP, CREATE and WRITE, and a RELEASE (which the kernel sends
+    after close() has returned)."""
+    img = rwimage(options=("io_stats",))
+    p = img.mount()
+    for _ in range(3):
+        assert not os.path.exists(os.path.join(p, "missing"))
+    write_file(os.path.join(p, "f"), blob(4096, 1))
+    os.kill(img.m.proc.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 10
+    while op_counts(img.m.stderr()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    live = op_counts(img.m.stderr())
+    assert live is not None, img.m.stderr()
+    assert img.m.proc.poll() is None
+    assert live.get("LOOKUP") == 2, live
+    for kind in ("CREATE", "WRITE"):
+        assert live.get(kind) == 1, live
+    m = img.unmount()
+    final = op_counts(m.stderr())
+    assert final and final["total"] >= live["total"], m.stderr()
+    assert final.get("RELEASE") == 1, final
     fsutil.fsck_check(img.image)
 
 
