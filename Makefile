@@ -7,6 +7,7 @@
 #   make asan       the whole suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer target over the image parser (clang)
 #   make bench      benchmarks (results go to docs/benchmarks.md)
+#   make bench-meta small-file metadata benchmark (docs/benchmarks-meta.md)
 #   make test-fresh make demo and make test-unit as the first commands on a
 #                   pristine Debian root (debootstrap, chroot; needs root)
 #   make install    PREFIX=/usr/local
@@ -154,6 +155,12 @@ fuzz:
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@tests/bench/run.sh $(abspath $(BUILD)/f2fs-fuse)
+
+# small files side by side with kernel ext4 and fuse2fs (root; not part of test)
+.PHONY: bench-meta
+bench-meta: deps
+	@$(MAKE) --no-print-directory all
+	@tests/bench/meta.sh $(abspath $(BUILD)/f2fs-fuse)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
