@@ -772,16 +772,31 @@ static int remove_privs(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, uint
 	return err;
 }
 
+/*
+ * The attributes a change returns, as getattr shows them: the core's
+ * create, link and setattr calls give an encrypted symlink's on-disk size
+ * (its ciphertext), getattr the length of the target it shows.  Only
+ * symlinks differ, so only they are asked again.
+ */
+static const struct f2fs_stat *shown_stat(const struct f2fs_fuse *fs, const struct f2fs_stat *st,
+					  struct f2fs_stat *buf)
+{
+	if (S_ISLNK(st->mode) && f2fs_getattr(fs->sb, st->ino, buf) == 0)
+		return buf;
+	return st;
+}
+
 static void reply_new_entry(fuse_req_t req, const struct f2fs_fuse *fs, int err,
 			    const struct f2fs_stat *st)
 {
 	struct fuse_entry_param e;
+	struct f2fs_stat buf;
 
 	if (err) {
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	fill_entry_param(fs, st, &e);
+	fill_entry_param(fs, shown_stat(fs, st, &buf), &e);
 	fuse_reply_entry(req, &e);
 }
 
@@ -807,7 +822,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	struct f2fs_fuse *fs = req_fs(req);
 	struct f2fs_setattr sa = { 0 };
 	struct f2fs_timespec now;
-	struct f2fs_stat st;
+	struct f2fs_stat st, buf;
 	struct stat out;
 	bool use_now = false;
 	int err;
@@ -876,7 +891,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	to_stat(fs, &st, &out);
+	to_stat(fs, shown_stat(fs, &st, &buf), &out);
 	fuse_reply_attr(req, &out, F2FS_FUSE_TIMEOUT);
 }
 
