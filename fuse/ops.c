@@ -151,11 +151,18 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * the nid, and the inode's i_generation, so it outlives the kernel's
 	 * caches and the mount itself.
 	 */
-	unsigned int want = FUSE_CAP_ASYNC_READ | FUSE_CAP_READDIRPLUS | FUSE_CAP_IOCTL_DIR |
+	unsigned int want = FUSE_CAP_ASYNC_READ | FUSE_CAP_IOCTL_DIR |
 			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_EXPORT_SUPPORT;
 
-	/* Directory listings almost always precede stat()s: always use readdirplus. */
-	conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_WRITE |
+	/*
+	 * No readdirplus: it loads every inode of a listing, one node block
+	 * read each in name-hash order, also when only names are wanted
+	 * (find, ls, globbing); READDIRPLUS_AUTO still sends it for the first
+	 * batch of every directory.  A stat after a plain listing costs a
+	 * LOOKUP round trip, but that loads the same inode, and a cold listing
+	 * of names reads no inodes at all (docs/benchmarks-meta.md).
+	 */
+	conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ);
 	/*
 	 * libfuse asks for these by default.  Without them the kernel clears
@@ -469,7 +476,6 @@ struct dir_ctx {
 	struct f2fs_fuse *fs;
 	char *buf;
 	size_t size, used;
-	bool plus;
 	int err;
 };
 
@@ -491,16 +497,12 @@ static mode_t ftype_mode(unsigned int file_type)
 	}
 }
 
-static bool is_dot_or_dotdot(const char *name, size_t len)
-{
-	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
-}
-
 static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 		    unsigned int file_type, uint64_t next_off)
 {
 	struct dir_ctx *d = arg;
 	char nm[DIR_NAME_MAX + 1];
+	struct stat st = { .st_ino = ino, .st_mode = ftype_mode(file_type) };
 	size_t need, room = d->size - d->used;
 
 	if (len > DIR_NAME_MAX) {
@@ -510,41 +512,19 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 	memcpy(nm, name, len);
 	nm[len] = '\0';
 
-	if (!d->plus) {
-		struct stat st = { .st_ino = ino, .st_mode = ftype_mode(file_type) };
-
-		need = fuse_add_direntry(d->req, d->buf + d->used, room, nm, &st,
-					 (off_t)next_off);
-	} else {
-		struct fuse_entry_param e;
-		struct f2fs_stat fst;
-
-		/*
-		 * Every entry with a nonzero ino counts as a lookup.  "." and
-		 * ".." are never linked by the kernel, so they go with ino 0;
-		 * so does an entry whose inode cannot be read, which leaves the
-		 * error to the lookup that follows instead of failing the listing.
-		 */
-		if (is_dot_or_dotdot(name, len) || f2fs_getattr(d->fs->sb, ino, &fst) != 0) {
-			memset(&e, 0, sizeof(e));
-			e.attr.st_ino = ino;
-			e.attr.st_mode = ftype_mode(file_type);
-		} else {
-			fill_entry_param(d->fs, &fst, &e);
-		}
-		need = fuse_add_direntry_plus(d->req, d->buf + d->used, room, nm, &e,
-					      (off_t)next_off);
-	}
+	need = fuse_add_direntry(d->req, d->buf + d->used, room, nm, &st, (off_t)next_off);
 	if (need > room)
 		return 1;	/* full: this entry is resent from its offset next time */
 	d->used += need;
 	return 0;
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
 {
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIR);
 	struct f2fs_fuse *fs = req_fs(req);
-	struct dir_ctx d = { .req = req, .fs = fs, .size = size, .plus = plus };
+	struct dir_ctx d = { .req = req, .fs = fs, .size = size };
 	int err;
 
 	if (off < 0) {
@@ -567,20 +547,6 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	else
 		fuse_reply_buf(req, d.buf, d.used);
 	free(d.buf);
-}
-
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIR);
-	do_readdir(req, ino, size, off, false);
-}
-
-static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			   struct fuse_file_info *fi)
-{
-	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIRPLUS);
-	do_readdir(req, ino, size, off, true);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1186,7 +1152,6 @@ const struct fuse_lowlevel_ops f2fs_fuse_ops = {
 	.fsync = op_fsync,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
-	.readdirplus = op_readdirplus,
 	.releasedir = op_releasedir,
 	.fsyncdir = op_fsyncdir,
 	.statfs = op_statfs,

@@ -44,7 +44,6 @@ static const char *const op_names[F2FS_OP_COUNT] = {
 	[F2FS_OP_CREATE] = "CREATE",
 	[F2FS_OP_IOCTL] = "IOCTL",
 	[F2FS_OP_FALLOCATE] = "FALLOCATE",
-	[F2FS_OP_READDIRPLUS] = "READDIRPLUS",
 };
 
 static uint64_t now_ns(void)
