@@ -92,6 +92,12 @@ umount_all() {
     if [ -n "$PID" ]; then
         # a read-write daemon writes its last checkpoint after the unmount
         for i in $(seq 1200); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
+        # A mount namespace made meanwhile (unshare -m) keeps a copy of the
+        # mount, and the daemon then sees no unmount: SIGTERM ends it cleanly.
+        if kill -0 "$PID" 2>/dev/null; then
+            log "$KIND daemon still running after the unmount (a copy of the mount in another mount namespace?): SIGTERM"
+            kill -TERM "$PID" 2>/dev/null || true
+        fi
         wait "$PID" 2>/dev/null || true
         PID=
     fi
