@@ -8,6 +8,8 @@
 #   make fuzz       libFuzzer target over the image parser (clang)
 #   make bench      benchmarks (results go to docs/benchmarks.md)
 #   make bench-meta small-file metadata benchmark (docs/benchmarks-meta.md)
+#   make fstests    fstests' quick group against the mount, needs root
+#                   (FSTESTS_ARGS="-g auto"; results: docs/conformance.md)
 #   make test-fresh make demo and make test-unit as the first commands on a
 #                   pristine Debian root (debootstrap, chroot; needs root)
 #   make install    PREFIX=/usr/local
@@ -151,6 +153,11 @@ asan:
 
 fuzz:
 	@tests/fuzz/run.sh
+
+# fstests is built outside the tree (see tests/fstests/run.sh); not in make test
+.PHONY: fstests
+fstests: all
+	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) tests/fstests/run.sh $(FSTESTS_ARGS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

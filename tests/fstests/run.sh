@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# make fstests: run fstests (xfstests) against f2fs-fuse.
+#
+#   tests/fstests/run.sh [check arguments]     default: -g quick
+#
+# fstests is unpacked and built in $FSTESTS_DIR (default
+# /var/tmp/f2fs-fuse-fstests), never inside the repository; its only change
+# is fuse-image-hooks.patch, which lets FSTYP=fuse make a scratch filesystem
+# with $FUSE_MKFS_PROG (mkfs.f2fs) and check an image with $FUSE_FSCK_PROG
+# (fsck-image: fsck.f2fs -f --dry-run) after every test.
+#
+# mount(8) runs helpers with a fixed PATH from /sbin, so the mount helper
+# mount.fuse.f2fs-fuse (which runs this tree's build/f2fs-fuse) is laid over
+# /usr/sbin with a read-only overlay inside a private mount namespace: the
+# machine is left as it was, and every mount dies with the namespace.
+# Needs root, /dev/fuse, overlayfs and unshare(1).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/tests/fstests
+BIN=${F2FS_FUSE:-$ROOT/build/f2fs-fuse}
+TARBALL=${FSTESTS_TARBALL:-$ROOT/../shared/third_party/xfstests-63a2972.tar.gz}
+WORK=${FSTESTS_DIR:-/var/tmp/f2fs-fuse-fstests}
+SIZE=${FSTESTS_IMAGE_SIZE:-2G}
+SRC=$WORK/xfstests
+
+[ "$(id -u)" -eq 0 ] || { echo "fstests: needs root (mounts, mkfs, namespaces)" >&2; exit 1; }
+[ -x "$BIN" ] || { echo "fstests: $BIN not built (make all)" >&2; exit 1; }
+
+# fstests' Debian build and run dependencies (its README), plus f2fs-tools.
+"$ROOT/tests/install-deps.sh" acl attr automake bc dump e2fsprogs fio gawk gcc \
+    git indent libacl1-dev libaio-dev libcap-dev libgdbm-dev libgdbm-compat-dev \
+    libtool libtool-bin liburing-dev make psmisc python3 quota sed uuid-dev \
+    uuid-runtime xfsprogs xfslibs-dev sqlite3 f2fs-tools util-linux
+
+stamp=$SRC/.f2fs-fuse-built
+if [ ! -e "$stamp" ] || [ "$HERE/fuse-image-hooks.patch" -nt "$stamp" ]; then
+    [ -f "$TARBALL" ] || { echo "fstests: $TARBALL not found (FSTESTS_TARBALL)" >&2; exit 1; }
+    rm -rf "$SRC"; mkdir -p "$WORK"
+    tar xzf "$TARBALL" -C "$WORK"
+    patch -d "$SRC" -p1 -s < "$HERE/fuse-image-hooks.patch"
+    make -C "$SRC" -j2 >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
+    touch "$stamp"
+fi
+
+# The mount helper mount(8) finds for -t fuse.f2fs-fuse.
+mkdir -p "$WORK/sbin" "$WORK/test" "$WORK/scratch"
+printf '#!/bin/sh\nexec %q "$@"\n' "$BIN" > "$WORK/sbin/mount.fuse.f2fs-fuse"
+chmod 755 "$WORK/sbin/mount.fuse.f2fs-fuse"
+
+# Fresh sparse images; TEST is made once per run, SCRATCH by each test.
+for img in test scratch; do
+    rm -f "$WORK/$img.img"; truncate -s "$SIZE" "$WORK/$img.img"
+done
+mkfs.f2fs -f -q "$WORK/test.img" >/dev/null
+
+export TEST_DIR=$WORK/test SCRATCH_MNT=$WORK/scratch
+cat > "$SRC/local.config" <<CFG
+export FSTYP=fuse
+export FUSE_SUBTYP=.f2fs-fuse
+export TEST_DEV=$WORK/test.img
+export TEST_DIR=$WORK/test
+export SCRATCH_DEV=$WORK/scratch.img
+export SCRATCH_MNT=$WORK/scratch
+export MOUNT_OPTIONS="-o allow_other"
+export TEST_FS_MOUNT_OPTS="-o allow_other"
+export FUSE_MKFS_PROG="mkfs.f2fs -f"
+export FUSE_FSCK_PROG=$HERE/fsck-image
+CFG
+
+[ $# -gt 0 ] || set -- -g quick
+exclude=()
+[ -n "${FSTESTS_NO_EXCLUDE:-}" ] || exclude=(-E "$HERE/exclude")
+
+# shellcheck disable=SC2016
+unshare -m --propagation private bash -c '
+    set -e
+    mount -t overlay overlay -o "lowerdir=$1/sbin:/usr/sbin" /usr/sbin
+    cd "$2"; shift 2
+    rc=0; ./check "$@" || rc=$?
+    # a daemon would keep this namespace, and its mount, alive
+    for m in "$TEST_DIR" "$SCRATCH_MNT"; do
+        ! mountpoint -q "$m" || umount "$m"
+    done
+    exit $rc
+' fstests "$WORK" "$SRC" "${exclude[@]}" "$@" 2>&1 | tee "$WORK/check.out"
+rc=${PIPESTATUS[0]}
+
+# The images must be clean at the end too (the check also runs per test).
+"$HERE/fsck-image" "$WORK/test.img" > "$WORK/fsck-test.out" && echo "fstests: TEST image fsck clean" \
+    || { echo "fstests: TEST image fsck found problems, see $WORK/fsck-test.out"; rc=1; }
+echo "fstests: results in $SRC/results, output in $WORK/check.out"
+exit "$rc"
