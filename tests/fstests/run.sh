@@ -33,14 +33,16 @@ SRC=$WORK/xfstests
     libtool libtool-bin liburing-dev make psmisc python3 quota sed uuid-dev \
     uuid-runtime xfsprogs xfslibs-dev sqlite3 f2fs-tools util-linux
 
+# Rebuilt only when the tarball or the patch differ from the last build.
 stamp=$SRC/.f2fs-fuse-built
-if [ ! -e "$stamp" ] || [ "$HERE/fuse-image-hooks.patch" -nt "$stamp" ]; then
+want=$(cat "$TARBALL" "$HERE/fuse-image-hooks.patch" 2>/dev/null | sha256sum)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     [ -f "$TARBALL" ] || { echo "fstests: $TARBALL not found (FSTESTS_TARBALL)" >&2; exit 1; }
     rm -rf "$SRC"; mkdir -p "$WORK"
     tar xzf "$TARBALL" -C "$WORK"
     patch -d "$SRC" -p1 -s < "$HERE/fuse-image-hooks.patch"
     make -C "$SRC" -j2 >"$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
-    touch "$stamp"
+    echo "$want" > "$stamp"
 fi
 
 # The mount helper mount(8) finds for -t fuse.f2fs-fuse.
