@@ -19,11 +19,15 @@
 #ifndef F2FS_KEYCTL_PROTO_H
 #define F2FS_KEYCTL_PROTO_H
 
+#include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #define F2FS_KEYCTL_ID_SIZE	16	/* v2 key identifier */
 #define F2FS_KEYCTL_DESC_SIZE	8	/* v1 key descriptor */
@@ -245,6 +249,48 @@ static inline uint64_t f2fs_keyctl_path_hash(const char *path)
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+/* CLOCK_MONOTONIC in milliseconds, for f2fs_keyctl_io's deadlines. */
+static inline int64_t f2fs_keyctl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * All of buf, in (wr false) or out, over a stream socket: by the deadline
+ * (f2fs_keyctl_now_ms() ms), or with no limit when deadline < 0.  A peer
+ * gone mid-message is -ECONNRESET, never a SIGPIPE.
+ */
+static inline int f2fs_keyctl_io(int fd, void *buf, size_t len, bool wr, int64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pf = { .fd = fd, .events = wr ? POLLOUT : POLLIN };
+		int64_t left = deadline < 0 ? -1 : deadline - f2fs_keyctl_now_ms();
+		ssize_t n;
+		int r;
+
+		if (deadline >= 0 && left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&pf, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r ? -errno : -ETIMEDOUT;
+		n = wr ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 #endif /* F2FS_KEYCTL_PROTO_H */

@@ -67,43 +67,6 @@ static bool peer_allowed(const struct f2fs_keyctl *kc, uid_t uid)
 	return kc->allow_other || uid == 0 || uid == geteuid();
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* All of buf, in or out, by the deadline (CLOCK_MONOTONIC ms). */
-static int io_until(int fd, void *buf, size_t len, bool wr, int64_t deadline)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		struct pollfd pf = { .fd = fd, .events = wr ? POLLOUT : POLLIN };
-		int64_t left = deadline - now_ms();
-		ssize_t n;
-		int r;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = poll(&pf, 1, (int)left);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r ? -errno : -ETIMEDOUT;
-		n = wr ? send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT) : recv(fd, p, len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ECONNRESET;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The mount's device: what a policy request's file must be on. */
 static int mount_dev(struct keysock *ks, dev_t *dev)
 {
@@ -196,9 +159,9 @@ static void *serve(void *arg)
 	struct f2fs_keyctl_msg m;
 	struct conn **pp;
 
-	if (io_until(c->fd, &m, sizeof(m), false, now_ms() + DEADLINE_MS) == 0) {
+	if (f2fs_keyctl_io(c->fd, &m, sizeof(m), false, f2fs_keyctl_now_ms() + DEADLINE_MS) == 0) {
 		handle(c, &m);
-		io_until(c->fd, &m, sizeof(m), true, now_ms() + DEADLINE_MS);
+		f2fs_keyctl_io(c->fd, &m, sizeof(m), true, f2fs_keyctl_now_ms() + DEADLINE_MS);
 	}
 	keyctl_wipe(&m, sizeof(m));
 	pthread_mutex_lock(&ks->lock);

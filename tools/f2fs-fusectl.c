@@ -344,24 +344,6 @@ static int connect_socket(const char *path)
 	return -(last == ENOENT || last == ECONNREFUSED ? ENOTTY : last);
 }
 
-static int io_full(int fd, void *buf, size_t len, bool wr)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		/* A daemon gone mid-request is an error, not a SIGPIPE. */
-		ssize_t n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ECONNRESET;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * One request over the socket.  file: our descriptor of path, which the
  * daemon looks up in /proc to find the file of a policy operation; it
@@ -381,9 +363,9 @@ static int via_socket(const char *path, int file, uint32_t op, void *arg, size_t
 	m.op = op;
 	m.fd = op == F2FS_KEYCTL_OP_GET_POLICY || op == F2FS_KEYCTL_OP_SET_POLICY ? file : -1;
 	memcpy(&m.u, arg, argsz);
-	err = io_full(fd, &m, sizeof(m), true);
+	err = f2fs_keyctl_io(fd, &m, sizeof(m), true, -1);
 	if (!err)
-		err = io_full(fd, &m, sizeof(m), false);
+		err = f2fs_keyctl_io(fd, &m, sizeof(m), false, -1);
 	close(fd);
 	if (!err && (m.magic != F2FS_KEYCTL_MSG_MAGIC || m.op != op))
 		err = -EPROTO;
