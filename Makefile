@@ -45,6 +45,9 @@ LDFLAGS  += -pthread
 SAN      ?=
 CFLAGS   += $(SAN)
 LDFLAGS  += $(SAN)
+# header dependencies: the compiler lists them next to each object (.d files);
+# a changed Makefile rebuilds everything (flags, and objects that predate .d files)
+DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 
 CORE_SRC   := $(sort $(wildcard core/*.c))
 CRYPTO_SRC := $(sort $(wildcard crypto/*.c))
@@ -58,22 +61,22 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 LIBCORE    := $(BUILD)/libf2fscore.a
 
-.PHONY: all clean deps demo test test-unit test-integration test-kernel asan fuzz bench install \
-        check-format umount-demo
+.PHONY: all clean deps demo test test-unit test-integration test-kernel fsx crashtest asan fuzz \
+        bench install umount-demo
 
 all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
-$(BUILD)/core/%.o: core/%.c $(wildcard core/*.h crypto/fscrypt.h)
+$(BUILD)/core/%.o: core/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -c -o $@ $<
 
-$(BUILD)/crypto/%.o: crypto/%.c $(wildcard core/*.h crypto/*.h)
+$(BUILD)/crypto/%.o: crypto/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CRYPTO_CFLAGS) -Icore -Icrypto -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(CRYPTO_CFLAGS) -Icore -Icrypto -c -o $@ $<
 
-$(BUILD)/fuse/%.o: fuse/%.c $(wildcard core/*.h crypto/*.h fuse/*.h)
+$(BUILD)/fuse/%.o: fuse/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(FUSE_CFLAGS) -Icore -Icrypto -Ifuse -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(FUSE_CFLAGS) -Icore -Icrypto -Ifuse -c -o $@ $<
 
 $(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
 	@mkdir -p $(dir $@)
@@ -84,17 +87,16 @@ $(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
 # keys and policies from the command line; libc only
-$(BUILD)/f2fs-fusectl: tools/f2fs-fusectl.c fuse/keyctl_proto.h
+$(BUILD)/f2fs-fusectl: tools/f2fs-fusectl.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Ifuse -o $@ $< $(LDFLAGS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Ifuse -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) $(wildcard tests/unit/*.h)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
 	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
-# the key spellings the tool and the daemon share
-$(BUILD)/tests/unit/test_keyctl_parse: fuse/keyctl_proto.h
+-include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(BUILD)/f2fs-fusectl)
 
 # ---- packages ----
 deps:
@@ -126,12 +128,10 @@ test-integration: all
 
 # the kernel's f2fs under qemu reads what f2fs-fuse reads and the other way
 # round (tests/kernel/README.md); not part of `test`
-.PHONY: test-kernel
 test-kernel: all
 	tests/kernel/setup.sh && F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/kernel $(PYTEST_ARGS)
 
 # ---- randomized long runs (short versions run in make test) ----
-.PHONY: fsx crashtest
 FSX_ARGS   ?= --ops 20000
 CRASH_ARGS ?= --iterations 50 --ace --ace-len 3
 # the same random kills on nearly full images (slack space recycling, cleaning)
@@ -177,4 +177,4 @@ install: all
 	install -m 0644 docs/f2fs-fusectl.8 $(DESTDIR)$(PREFIX)/share/man/man8/f2fs-fusectl.8
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-fuzz
