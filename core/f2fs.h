@@ -684,7 +684,7 @@ static inline uint32_t f2fs_main_end_blkaddr(const struct f2fs_sb *sb)
 	return sb->main_blkaddr + (sb->segment_count_main << sb->log_blocks_per_seg);
 }
 
-/* ======================= messages (super.c) ======================= */
+/* ======================= messages (msg.c) ======================= */
 
 void f2fs_msg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, ...)
 	F2FS_PRINTF(3, 4);

@@ -1,53 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Superblock: reading and checking both copies, feature policy, the mount
- * and unmount sequence, statfs, and the core's message functions.
+ * and unmount sequence, statfs.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "f2fs.h"
-
-/* ---- messages ---- */
-
-static void vmsg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, va_list ap)
-	F2FS_PRINTF(3, 0);
-static void vmsg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, va_list ap)
-{
-	static const char *const prefix[] = { "error", "warning", "info", "debug" };
-	char buf[512];
-
-	if (sb && (int)lvl > sb->opts.log_level)
-		return;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (sb && sb->opts.log)
-		sb->opts.log(sb->opts.log_arg, lvl, buf);
-	else
-		fprintf(stderr, "f2fs-fuse: %s: %s\n", prefix[lvl], buf);
-}
-
-void f2fs_msg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg(sb, lvl, fmt, ap);
-	va_end(ap);
-}
-
-int f2fs_corrupted(struct f2fs_sb *sb, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg(sb, F2FS_LOG_ERR, fmt, ap);
-	va_end(ap);
-	if (sb)
-		atomic_store(&sb->need_fsck, true);
-	return -EUCLEAN;
-}
 
 const char *f2fs_version_string(void)
 {
