@@ -234,6 +234,15 @@ static inline bool f2fs_is_compressed(const struct f2fs_inode *inode)
 {
 	return (inode->mode & S_IFMT) == S_IFREG && (inode->flags & F2FS_COMPR_FL);
 }
+/* ADDRS_PER_BLOCK: a compressed file's direct nodes hold whole clusters */
+static inline uint32_t f2fs_addrs_per_block(const struct f2fs_inode *inode)
+{
+	uint32_t n = DEF_ADDRS_PER_BLOCK;
+
+	if (f2fs_is_compressed(inode))
+		n &= ~((1u << inode->log_cluster_size) - 1);
+	return n;
+}
 
 /* ======================= inline data and dentries (inline.c) ======================= */
 
@@ -347,8 +356,15 @@ void f2fs_alloc_nid_failed(struct f2fs_sb *sb, uint32_t nid);
 /* Record that node nid (of inode ino) now lives at blkaddr (NULL_ADDR: removed). */
 void f2fs_set_node_addr(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t blkaddr);
 int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t *next_free_nid);
-/* Read node block `nid` into buf, checking its footer says it is `nid`. */
-int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf);
+/*
+ * Read node block nid into buf (its dirty copy, the block cache or the
+ * device) and check its footer: node nid of inode ino at node offset ofs
+ * (F2FS_NODE_OFS_ANY: any offset).  -EUCLEAN, reported, if it is not.
+ */
+#define F2FS_NODE_OFS_ANY UINT32_MAX
+int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t ofs, uint8_t *buf);
+int f2fs_check_node_footer(struct f2fs_sb *sb, const uint8_t *blk, uint32_t nid, uint32_t ino,
+			   uint32_t ofs);
 /* Dirty nodes (node.c), kept by nid until a checkpoint or fsync writes them. */
 struct f2fs_node_table;
 int f2fs_build_node_table(struct f2fs_sb *sb);
@@ -366,6 +382,43 @@ int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
 void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
 bool f2fs_is_dnode(const uint8_t *blk);
 uint64_t f2fs_node_footer_cp_ver(const struct f2fs_sb *sb);
+
+/*
+ * The node tree (node.c).  f2fs_get_dnode_of_data is the one walk from an
+ * inode down to the direct node that maps a file block.
+ */
+enum f2fs_dnode_mode {
+	LOOKUP_NODE,		/* a missing node: -ENOENT, dn->hole_blocks set */
+	LOOKUP_NODE_RA,		/* as LOOKUP_NODE; the precache will read the
+				 * direct node's neighbours ahead with it */
+	ALLOC_NODE,		/* missing nodes are created (writable mount,
+				 * the inode's write lock held) */
+};
+
+struct dnode_of_data {
+	struct f2fs_inode *inode;
+	uint32_t nid;		/* the direct node; the ino for the inode's own slots */
+	bool is_inode;
+	uint8_t *addrs;		/* its first address slot: in inode->node, or node[] */
+	uint32_t naddrs;	/* how many slots it has */
+	uint32_t ofs_in_node;	/* the slot of the block asked for */
+	uint8_t version;	/* nid's NAT version, for summaries (ALLOC_NODE) */
+	uint64_t hole_blocks;	/* -ENOENT: blocks from the one asked for to the
+				 * end of the missing subtree */
+	_Alignas(F2FS_BLKSIZE) uint8_t node[F2FS_BLKSIZE];	/* a direct node's copy */
+};
+
+int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+			   enum f2fs_dnode_mode mode, struct dnode_of_data *dn);
+/* Queue a changed direct node for writing (nothing for the inode's own slots). */
+int f2fs_put_dnode(struct f2fs_sb *sb, struct dnode_of_data *dn);
+/* Free count data blocks (real or reserved) from dn's slot ofs_in_node on. */
+void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count);
+/* Free every data block and node of inode from file block `from` on. */
+int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t from);
+uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode);
+/* The first file block a direct node at node offset ofs maps. */
+uint64_t f2fs_start_bidx_of_node(const struct f2fs_inode *inode, uint32_t ofs);
 
 static inline uint32_t f2fs_node_nid(const uint8_t *blk) { return get_le32(blk + NF_NID); }
 static inline uint32_t f2fs_node_ino(const uint8_t *blk) { return get_le32(blk + NF_INO); }
@@ -403,7 +456,6 @@ int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, ui
  * holds (a compressed file's cluster); missing nodes read as NULL_ADDR. */
 int f2fs_get_cluster_addrs(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
 			   uint32_t *addrs, uint32_t n);
-uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode);
 /* The write path (caller holds the inode's write lock and the checkpoint read lock). */
 ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			size_t len, uint64_t off);
@@ -416,10 +468,6 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
 int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
-/* Blocks a user may still fill (user blocks minus used minus GC reserve). */
-uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb);
-/* Count n more used blocks if they fit in user_block_count, else -ENOSPC. */
-int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n);
 
 /* ======================= compression (compress.c, lzorle.c) ======================= */
 
@@ -499,6 +547,12 @@ int f2fs_restore_node_summaries(struct f2fs_sb *sb);
 /* The block at blkaddr no longer holds live data. */
 void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr);
 uint32_t f2fs_free_segments(struct f2fs_sb *sb);
+/* Blocks a user may still fill (user blocks minus used). */
+uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb);
+/* valid_block_count: written data and node blocks and NEW_ADDR reservations */
+void f2fs_add_valid_blocks(struct f2fs_sb *sb, int64_t n);
+/* Count n more used blocks if they fit in user_block_count, else -ENOSPC. */
+int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n);
 /* Checkpoint helpers: flush SIT changes, then adopt the new state. */
 int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);

@@ -92,16 +92,15 @@ static int move_node_block(struct f2fs_sb *sb, uint32_t nid, uint32_t blkaddr,
 
 	if (err || ni.blkaddr != blkaddr)
 		return err;	/* stale: a newer copy exists */
-	if (f2fs_node_nid(buf) != nid || f2fs_node_ino(buf) != ni.ino)
-		return f2fs_corrupted(sb, "gc: node block 0x%x: footer says nid %u ino %u, "
-				      "summary and NAT say nid %u ino %u", blkaddr,
-				      f2fs_node_nid(buf), f2fs_node_ino(buf), nid, ni.ino);
+	err = f2fs_check_node_footer(sb, buf, nid, ni.ino, F2FS_NODE_OFS_ANY);
+	if (err)
+		return err;
 	/* spare f2fs_get_node a second read of what the segment read brought */
 	f2fs_cache_insert(sb->cache, blkaddr, buf);
 	blk = f2fs_alloc_blocks(1);
 	if (!blk)
 		return -ENOMEM;
-	err = f2fs_get_node(sb, nid, blk);	/* the dirty copy, if there is one */
+	err = f2fs_get_node(sb, nid, ni.ino, F2FS_NODE_OFS_ANY, blk);	/* the dirty copy, if any */
 	if (!err)
 		err = f2fs_set_node_dirty(sb, nid, blk);
 	if (!err)
@@ -136,10 +135,10 @@ static int gc_check_data_block(struct f2fs_sb *sb, uint32_t nid, uint8_t version
 		return err;
 	if (ni.version != version || ni.blkaddr == NULL_ADDR)
 		return 0;	/* the dnode was freed since: the block is dead */
-	err = f2fs_get_node(sb, nid, node);
+	err = f2fs_get_node(sb, nid, ni.ino, F2FS_NODE_OFS_ANY, node);
 	if (err)
 		return err;
-	ino = f2fs_node_ino(node);
+	ino = ni.ino;
 	err = f2fs_iget(sb, ino, &inode);
 	if (err)
 		return err;
@@ -174,7 +173,7 @@ static int gc_commit_move(struct f2fs_sb *sb, const struct gc_move *mv, uint8_t 
 	if (in_inode) {
 		put_le32(inode->node + mv->addr_off, mv->new);
 	} else {
-		err = f2fs_get_node(sb, mv->nid, node);
+		err = f2fs_get_node(sb, mv->nid, inode->ino, F2FS_NODE_OFS_ANY, node);
 		if (!err) {
 			put_le32(node + mv->addr_off, mv->new);
 			err = f2fs_set_node_dirty(sb, mv->nid, node);

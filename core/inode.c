@@ -186,10 +186,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2f
 		return -ENOMEM;
 	}
 	inode->ino = ino;
-	err = f2fs_get_node(sb, ino, inode->node);
-	if (!err && (f2fs_node_ino(inode->node) != ino || f2fs_node_ofs(inode->node) != 0))
-		err = f2fs_corrupted(sb, "inode %u: node block is not an inode (ino %u, offset %u)",
-				     ino, f2fs_node_ino(inode->node), f2fs_node_ofs(inode->node));
+	err = f2fs_get_node(sb, ino, ino, 0, inode->node);
 	if (!err)
 		err = decode_inode(sb, inode);
 	if (err) {

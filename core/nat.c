@@ -46,19 +46,13 @@ static bool lookup_journal(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 	return false;
 }
 
-static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
-
-int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
+/* Read the on-disk (journal or block) entry without the cache. */
+static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
 {
 	uint8_t blk[F2FS_BLKSIZE];
 	uint32_t addr;
 	int err;
 
-	if (nid < sb->root_ino || nid >= sb->max_nid)
-		return f2fs_corrupted(sb, "NAT: nid %u out of range [%u, %u)", nid, sb->root_ino,
-				      sb->max_nid);
-	if (sb->nm && nat_cache_lookup(sb, nid, ni))
-		return 0;
 	if (lookup_journal(sb, nid, ni))
 		return 0;
 	addr = nat_block_addr(sb, nid);
@@ -70,6 +64,18 @@ int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *
 	}
 	decode(ni, nid, blk + (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE);
 	return 0;
+}
+
+static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
+
+int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
+{
+	if (nid < sb->root_ino || nid >= sb->max_nid)
+		return f2fs_corrupted(sb, "NAT: nid %u out of range [%u, %u)", nid, sb->root_ino,
+				      sb->max_nid);
+	if (sb->nm && nat_cache_lookup(sb, nid, ni))
+		return 0;
+	return nat_lookup_disk(sb, nid, ni);
 }
 
 /* ======================= the writable NAT ======================= */
@@ -124,26 +130,6 @@ static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_
 	}
 	pthread_mutex_unlock(&sb->nm->lock);
 	return hit;
-}
-
-/* Read the on-disk (journal or block) entry without the cache. */
-static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
-{
-	uint8_t blk[F2FS_BLKSIZE];
-	uint32_t addr;
-	int err;
-
-	if (lookup_journal(sb, nid, ni))
-		return 0;
-	addr = nat_block_addr(sb, nid);
-	if (!f2fs_cache_lookup(sb->cache, addr, blk)) {
-		err = f2fs_dev_read(sb->dev, addr, blk, 1);
-		if (err)
-			return err;
-		f2fs_cache_insert(sb->cache, addr, blk);
-	}
-	decode(ni, nid, blk + (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE);
-	return 0;
 }
 
 static inline bool nid_free(const struct f2fs_nm_info *nm, uint32_t nid)

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Node blocks: reading a node by nid through the NAT and the block cache,
- * checking that its footer agrees with what pointed to it, and (on a
- * writable mount) the table of dirty nodes that the next checkpoint or
- * fsync writes out of place.
+ * Node blocks: reading a node by nid through the NAT and the block cache
+ * and checking its footer against what pointed to it; the node tree of an
+ * inode (the walk down to the direct node of a file block, and freeing
+ * the tree from a block on); and, on a writable mount, the table of dirty
+ * nodes that the next checkpoint or fsync writes out of place.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "f2fs.h"
 
@@ -48,13 +50,27 @@ static bool dirty_lookup(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf)
 	return d != NULL;
 }
 
-int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf)
+int f2fs_check_node_footer(struct f2fs_sb *sb, const uint8_t *blk, uint32_t nid, uint32_t ino,
+			   uint32_t ofs)
+{
+	if (f2fs_node_nid(blk) == nid && f2fs_node_ino(blk) == ino &&
+	    (ofs == F2FS_NODE_OFS_ANY || f2fs_node_ofs(blk) == ofs))
+		return 0;
+	if (ofs == F2FS_NODE_OFS_ANY)
+		return f2fs_corrupted(sb, "node %u: footer names nid %u of inode %u, expected inode %u",
+				      nid, f2fs_node_nid(blk), f2fs_node_ino(blk), ino);
+	return f2fs_corrupted(sb, "node %u: footer names nid %u of inode %u at offset %u, expected "
+			      "inode %u offset %u", nid, f2fs_node_nid(blk), f2fs_node_ino(blk),
+			      f2fs_node_ofs(blk), ino, ofs);
+}
+
+int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t ofs, uint8_t *buf)
 {
 	struct f2fs_node_info ni;
 	int err;
 
 	if (dirty_lookup(sb, nid, buf))
-		return 0;
+		return f2fs_check_node_footer(sb, buf, nid, ino, ofs);
 	err = f2fs_get_node_info(sb, nid, &ni);
 	if (err)
 		return err;
@@ -73,7 +89,319 @@ int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint8_t *buf)
 					      f2fs_node_ino(buf), ni.ino);
 		f2fs_cache_insert(sb->cache, ni.blkaddr, buf);
 	}
-	return 0;
+	return f2fs_check_node_footer(sb, buf, nid, ino, ofs);
+}
+
+/* ======================= the node tree ======================= */
+
+uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode)
+{
+	uint64_t leaf = f2fs_addrs_per_block(inode);
+	uint64_t r = inode->addrs_per_inode + 2 * leaf;
+
+	leaf *= NIDS_PER_BLOCK;
+	r += 2 * leaf;
+	leaf *= NIDS_PER_BLOCK;
+	r += leaf;
+	return F2FS_MIN(r, (uint64_t)0xFFFFFFFFu);
+}
+
+/*
+ * get_node_path: offset[i] is the slot to follow at depth i, noffset[i]
+ * the node offset (footer) expected of the node at depth i.  Returns the
+ * depth of the direct node holding the address (0 = the inode itself).
+ */
+static int get_node_path(const struct f2fs_inode *inode, uint64_t block, uint32_t offset[4],
+			 uint32_t noffset[4])
+{
+	const uint64_t direct_index = inode->addrs_per_inode;
+	const uint64_t direct_blks = f2fs_addrs_per_block(inode);
+	const uint64_t dptrs = NIDS_PER_BLOCK;
+	const uint64_t indirect_blks = direct_blks * dptrs;
+	const uint64_t dindirect_blks = indirect_blks * dptrs;
+
+	noffset[0] = 0;
+	if (block < direct_index) {
+		offset[0] = (uint32_t)block;
+		return 0;
+	}
+	block -= direct_index;
+	if (block < direct_blks) {
+		offset[0] = NODE_DIR1_BLOCK;
+		noffset[1] = 1;
+		offset[1] = (uint32_t)block;
+		return 1;
+	}
+	block -= direct_blks;
+	if (block < direct_blks) {
+		offset[0] = NODE_DIR2_BLOCK;
+		noffset[1] = 2;
+		offset[1] = (uint32_t)block;
+		return 1;
+	}
+	block -= direct_blks;
+	if (block < indirect_blks) {
+		offset[0] = NODE_IND1_BLOCK;
+		noffset[1] = 3;
+		offset[1] = (uint32_t)(block / direct_blks);
+		noffset[2] = 4 + offset[1];
+		offset[2] = (uint32_t)(block % direct_blks);
+		return 2;
+	}
+	block -= indirect_blks;
+	if (block < indirect_blks) {
+		offset[0] = NODE_IND2_BLOCK;
+		noffset[1] = 4 + (uint32_t)dptrs;
+		offset[1] = (uint32_t)(block / direct_blks);
+		noffset[2] = 5 + (uint32_t)dptrs + offset[1];
+		offset[2] = (uint32_t)(block % direct_blks);
+		return 2;
+	}
+	block -= indirect_blks;
+	if (block < dindirect_blks) {
+		offset[0] = NODE_DIND_BLOCK;
+		noffset[1] = 5 + (uint32_t)dptrs * 2;
+		offset[1] = (uint32_t)(block / indirect_blks);
+		noffset[2] = 6 + (uint32_t)dptrs * 2 + offset[1] * ((uint32_t)dptrs + 1);
+		offset[2] = (uint32_t)((block / direct_blks) % dptrs);
+		noffset[3] = 7 + (uint32_t)dptrs * 2 + offset[1] * ((uint32_t)dptrs + 1) + offset[2];
+		offset[3] = (uint32_t)(block % direct_blks);
+		return 3;
+	}
+	return -E2BIG;
+}
+
+/* Blocks in a subtree whose root sits `height` levels above the addresses. */
+static uint64_t subtree_span(const struct f2fs_inode *inode, int height)
+{
+	uint64_t s = 1;
+
+	for (int h = 0; h < height; h++)
+		s *= h == 0 ? f2fs_addrs_per_block(inode) : NIDS_PER_BLOCK;
+	return s;
+}
+
+/* start_bidx_of_node: the first file block a direct node at offset ofs maps. */
+uint64_t f2fs_start_bidx_of_node(const struct f2fs_inode *inode, uint32_t ofs)
+{
+	uint32_t indirect_blks = 2 * NIDS_PER_BLOCK + 4;
+	uint64_t bidx;
+
+	if (ofs == 0)
+		return 0;
+	if (ofs <= 2) {
+		bidx = ofs - 1;
+	} else if (ofs <= indirect_blks) {
+		uint32_t dec = (ofs - 4) / (NIDS_PER_BLOCK + 1);
+
+		bidx = ofs - 2 - dec;
+	} else {
+		uint32_t dec = (ofs - indirect_blks - 3) / (NIDS_PER_BLOCK + 1);
+
+		bidx = ofs - 5 - dec;
+	}
+	return bidx * f2fs_addrs_per_block(inode) + inode->addrs_per_inode;
+}
+
+static int dnode_version(struct f2fs_sb *sb, struct dnode_of_data *dn)
+{
+	struct f2fs_node_info ni;
+	int err = f2fs_get_node_info(sb, dn->nid, &ni);
+
+	if (!err)
+		dn->version = ni.version;
+	return err;
+}
+
+/*
+ * f2fs_get_dnode_of_data: walk inode -> (double) indirect -> direct node
+ * to the slot of file block lblk, reading every node with its footer
+ * checked against the path (inode and node offset).  The inode's own
+ * slots are used in place; a direct node is copied into dn->node, and a
+ * caller that changes it hands it back with f2fs_put_dnode.
+ */
+int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+			   enum f2fs_dnode_mode mode, struct dnode_of_data *dn)
+{
+	uint8_t child[F2FS_BLKSIZE] __attribute__((aligned(16)));
+	uint32_t offset[4], noffset[4], nid, parent = inode->ino;
+	int level = get_node_path(inode, lblk, offset, noffset), err;
+
+	dn->inode = inode;
+	if (level < 0)
+		return -EFBIG;
+	if (level == 0) {
+		dn->nid = inode->ino;
+		dn->is_inode = true;
+		dn->addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+		dn->naddrs = inode->addrs_per_inode;
+		dn->ofs_in_node = offset[0];
+		return mode == ALLOC_NODE ? dnode_version(sb, dn) : 0;
+	}
+	nid = f2fs_i_nid(inode, (int)(offset[0] - NODE_DIR1_BLOCK));
+	for (int k = 1; k <= level; k++) {
+		if (nid) {
+			err = f2fs_get_node(sb, nid, inode->ino, noffset[k], dn->node);
+			if (err)
+				return err;
+		} else if (mode != ALLOC_NODE) {
+			/* a missing node: everything below it is a hole */
+			uint64_t idx = 0;
+
+			for (int j = k; j <= level; j++)
+				idx += offset[j] * subtree_span(inode, level - j);
+			dn->hole_blocks = subtree_span(inode, level - k + 1) - idx;
+			return -ENOENT;
+		} else {
+			err = f2fs_new_node(sb, inode->ino, noffset[k], !S_ISDIR(inode->mode), &nid,
+					    child);
+			if (err)
+				return err;
+			inode->blocks++;
+			if (k == 1) {
+				put_le32(inode->node + I_NID + 4 * (offset[0] - NODE_DIR1_BLOCK), nid);
+			} else {
+				put_le32(dn->node + 4 * offset[k - 1], nid);
+				err = f2fs_set_node_dirty(sb, parent, dn->node);
+				if (err)
+					return err;
+			}
+			memcpy(dn->node, child, F2FS_BLKSIZE);
+		}
+		parent = nid;
+		if (k < level)
+			nid = get_le32(dn->node + 4 * offset[k]);
+	}
+	dn->nid = parent;
+	dn->is_inode = false;
+	dn->addrs = dn->node;
+	dn->naddrs = f2fs_addrs_per_block(inode);
+	dn->ofs_in_node = offset[level];
+	return mode == ALLOC_NODE ? dnode_version(sb, dn) : 0;
+}
+
+int f2fs_put_dnode(struct f2fs_sb *sb, struct dnode_of_data *dn)
+{
+	if (dn->is_inode)
+		return 0;	/* the inode block is written with the inode */
+	return f2fs_set_node_dirty(sb, dn->nid, dn->node);
+}
+
+/* Free the data block in slot i (real or reserved). */
+static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *addrs, uint32_t i)
+{
+	uint32_t a = get_le32(addrs + 4 * i);
+
+	if (a == NULL_ADDR)
+		return;
+	if (a != NEW_ADDR && a != COMPRESS_ADDR)
+		f2fs_invalidate_block(sb, a);
+	/* a compressed cluster's head counts as a block, as its reserved slots
+	 * do, until F2FS_IOC_RELEASE_COMPRESS_BLOCKS gave them back */
+	if (a != COMPRESS_ADDR || !(inode->inline_flags & F2FS_COMPRESS_RELEASED)) {
+		f2fs_add_valid_blocks(sb, -1);
+		inode->blocks--;
+	}
+	put_le32(addrs + 4 * i, NULL_ADDR);
+}
+
+void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count)
+{
+	for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && count; i++, count--)
+		free_slot(sb, dn->inode, dn->addrs, i);
+}
+
+/*
+ * Free everything at or after block `from` in the subtree rooted at node
+ * nid (node offset nofs; height 0: a direct node), whose first block is
+ * first.  *gone is set when the node itself was removed.
+ */
+static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t nid, uint32_t nofs,
+			 int height, uint64_t first, uint64_t from, bool *gone)
+{
+	uint8_t *blk = f2fs_alloc_blocks(1);
+	bool changed = false;
+	int err;
+
+	*gone = false;
+	if (!blk)
+		return -ENOMEM;
+	err = f2fs_get_node(sb, nid, inode->ino, nofs, blk);
+	if (err)
+		goto out;
+	if (height == 0) {
+		uint32_t apb = f2fs_addrs_per_block(inode);
+		uint32_t start = from > first ? (uint32_t)(from - first) : 0;
+
+		for (uint32_t i = start; i < apb; i++) {
+			if (get_le32(blk + 4 * i) != NULL_ADDR) {
+				free_slot(sb, inode, blk, i);
+				changed = true;
+			}
+		}
+	} else {
+		uint64_t span = subtree_span(inode, height);
+		/* a double-indirect node's children each have a subtree of nodes below */
+		uint32_t step = height == 2 ? NIDS_PER_BLOCK + 1 : 1;
+
+		for (uint32_t i = 0; i < NIDS_PER_BLOCK; i++) {
+			uint64_t cfirst = first + i * span;
+			uint32_t child = get_le32(blk + 4 * i);
+			bool cgone;
+
+			if (!child || cfirst + span <= from)
+				continue;
+			err = truncate_node(sb, inode, child, nofs + 1 + i * step, height - 1, cfirst,
+					    from, &cgone);
+			if (err)
+				goto out;
+			if (cgone) {
+				put_le32(blk + 4 * i, 0);
+				changed = true;
+			}
+		}
+	}
+	if (from <= first) {
+		err = f2fs_remove_node(sb, nid, inode->ino, false);
+		if (!err) {
+			inode->blocks--;
+			*gone = true;
+		}
+	} else if (changed) {
+		err = f2fs_set_node_dirty(sb, nid, blk);
+	}
+out:
+	free(blk);
+	return err;
+}
+
+/* f2fs_truncate_inode_blocks: free every data block and node at or after block `from`. */
+int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t from)
+{
+	static const int heights[5] = { 0, 0, 1, 1, 2 };
+	const uint32_t nofs[5] = { 1, 2, 3, 4 + NIDS_PER_BLOCK, 5 + 2 * NIDS_PER_BLOCK };
+	uint64_t first = inode->addrs_per_inode;
+	uint8_t *addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
+	int err = 0;
+
+	for (uint64_t i = from; i < inode->addrs_per_inode; i++)
+		free_slot(sb, inode, addrs, (uint32_t)i);
+	for (int k = 0; k < 5; k++) {
+		uint32_t nid = f2fs_i_nid(inode, k);
+		uint64_t span = subtree_span(inode, heights[k] + 1);
+		bool gone;
+
+		if (nid && first + span > from) {
+			err = truncate_node(sb, inode, nid, nofs[k], heights[k], first, from, &gone);
+			if (err)
+				break;
+			if (gone)
+				put_le32(inode->node + I_NID + 4 * k, 0);
+		}
+		first += span;
+	}
+	f2fs_inode_drop_largest_extent(inode, from, UINT32_MAX);
+	return err;
 }
 
 /* ======================= dirty nodes ======================= */
@@ -205,9 +533,7 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 	*nidp = nid;
 	return 0;
 undo:
-	pthread_mutex_lock(&sb->sm->lock);
-	sb->sm->valid_blocks--;
-	pthread_mutex_unlock(&sb->sm->lock);
+	f2fs_add_valid_blocks(sb, -1);
 	return err;
 }
 
@@ -241,9 +567,7 @@ int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_ino
 	if (is_inode)
 		sb->nm->valid_inode_count--;
 	pthread_mutex_unlock(&sb->nm->lock);
-	pthread_mutex_lock(&sb->sm->lock);
-	sb->sm->valid_blocks--;
-	pthread_mutex_unlock(&sb->sm->lock);
+	f2fs_add_valid_blocks(sb, -1);
 	return 0;
 }
 

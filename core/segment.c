@@ -740,6 +740,14 @@ void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
 	pthread_mutex_unlock(&sm->lock);
 }
 
+/* valid_block_count: every written data and node block and every NEW_ADDR reservation */
+void f2fs_add_valid_blocks(struct f2fs_sb *sb, int64_t n)
+{
+	pthread_mutex_lock(&sb->sm->lock);
+	sb->sm->valid_blocks = (uint64_t)((int64_t)sb->sm->valid_blocks + n);
+	pthread_mutex_unlock(&sb->sm->lock);
+}
+
 /*
  * Blocks users may still take (inc_valid_block_count): the checkpoint's
  * user blocks less what is used.  Nodes are counted when created, so a

@@ -55,16 +55,9 @@ static int xbuf_need(struct xattr_buf *xb, size_t upto)
 	node = f2fs_alloc_blocks(1);
 	if (!node)
 		return -ENOMEM;
-	ret = f2fs_get_node(xb->sb, xb->inode->xattr_nid, node);
+	ret = f2fs_get_node(xb->sb, xb->inode->xattr_nid, xb->inode->ino, XATTR_NODE_OFFSET, node);
 	if (ret < 0)
 		goto out;
-	if (f2fs_node_ino(node) != xb->inode->ino || f2fs_node_ofs(node) != XATTR_NODE_OFFSET) {
-		ret = f2fs_corrupted(xb->sb,
-				     "inode %u: xattr node %u has footer ino %u offset %u",
-				     xb->inode->ino, xb->inode->xattr_nid, f2fs_node_ino(node),
-				     f2fs_node_ofs(node));
-		goto out;
-	}
 	memcpy(xb->base + xb->inline_size, node, VALID_XATTR_BLOCK_SIZE);
 	xb->node_loaded = true;
 	ret = 0;
@@ -477,11 +470,7 @@ static int load_all(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint8_t 
 			free(buf);
 			return -ENOMEM;
 		}
-		err = f2fs_get_node(sb, inode->xattr_nid, node);
-		if (!err && (f2fs_node_ino(node) != inode->ino ||
-			     f2fs_node_ofs(node) != XATTR_NODE_OFFSET))
-			err = f2fs_corrupted(sb, "inode %u: xattr node %u is not its xattr node",
-					     inode->ino, inode->xattr_nid);
+		err = f2fs_get_node(sb, inode->xattr_nid, inode->ino, XATTR_NODE_OFFSET, node);
 		if (!err)
 			memcpy(buf + inl, node, VALID_XATTR_BLOCK_SIZE);
 		free(node);
@@ -529,7 +518,7 @@ static int store_all(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t
 		inode->xattr_nid = nid;
 		inode->blocks++;
 	} else {
-		err = f2fs_get_node(sb, inode->xattr_nid, node);
+		err = f2fs_get_node(sb, inode->xattr_nid, inode->ino, XATTR_NODE_OFFSET, node);
 		if (err)
 			goto out;
 	}
