@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Checkpoint packs: choosing the newest valid pack, locating the NAT and
- * SIT version bitmaps, and reading orphan inode blocks.
+ * SIT version bitmaps, reading orphan inode blocks, and writing a new
+ * pack (f2fs_write_checkpoint, and f2fs_sync_fs which writes the dirty
+ * nodes first).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -170,11 +172,6 @@ int f2fs_get_valid_checkpoint(struct f2fs_sb *sb)
 	}
 	sb->ckpt_flags = get_le32(sb->ckpt + CP_CKPT_FLAGS);
 	return check_ckpt(sb);
-}
-
-uint32_t f2fs_cp_pack_start(const struct f2fs_sb *sb)
-{
-	return sb->cp_blkaddr + (sb->cur_cp_pack - 1) * sb->blocks_per_seg;
 }
 
 int f2fs_read_orphans(struct f2fs_sb *sb)
@@ -379,5 +376,20 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 out:
 	free(cp);
 	free(blk);
+	return err;
+}
+
+/* sync, syncfs, unmount and the periodic checkpoint: write every dirty node, then a pack. */
+int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
+{
+	int err;
+
+	if (sb->opts.readonly || !sb->sm)
+		return 0;
+	pthread_rwlock_wrlock(&sb->cp_rwsem);
+	err = f2fs_write_dirty_nodes(sb);
+	if (!err)
+		err = f2fs_write_checkpoint(sb, umount);
+	pthread_rwlock_unlock(&sb->cp_rwsem);
 	return err;
 }

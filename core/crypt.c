@@ -110,13 +110,6 @@ int f2fs_require_key(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
 }
 
-void f2fs_put_crypt_info(struct f2fs_inode *inode)
-{
-	if (inode->ci)
-		fscrypt_inode_info_free(inode->ci);
-	inode->ci = NULL;
-}
-
 /* The crypt context of a bio for blocks from lblk of an encrypted file. */
 void f2fs_crypt_ctx(const struct fscrypt_inode_info *ci, uint64_t lblk, struct f2fs_crypt_ctx *c)
 {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Data: mapping logical blocks through the inode's direct, indirect and
- * double-indirect node tree (with the read extent cache in front), and
- * the file read path that turns mapped runs into vectored device reads.
+ * Data: mapping file blocks (the read extent cache first, else the node
+ * tree walk of node.c), the read path that turns mapped runs into
+ * vectored device reads, the write path that writes blocks out of place,
+ * and truncation, hole punching and reservation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -266,61 +267,12 @@ static bool dir_inode(const struct f2fs_inode *inode)
 }
 
 /*
- * Move inline data into block 0 (f2fs_convert_inline_inode): the inline
- * area overlaps i_addr, so it is cleared before any address is stored,
- * and put back if the block cannot be written (out of space), so that a
- * failed conversion leaves the inline data as it was.
- */
-static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
-
-static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
-			size_t len, uint64_t off, size_t *written);
-
-int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
-{
-	return convert_inline(sb, inode);
-}
-
-static int convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode)
-{
-	size_t max = f2fs_max_inline_data(inode);
-	size_t n = (size_t)F2FS_MIN(inode->size, (uint64_t)max);
-	uint8_t *area = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
-	uint8_t *copy = f2fs_alloc_blocks(2), *saved;
-	uint8_t flags = inode->inline_flags;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	saved = copy + F2FS_BLKSIZE;
-	memset(copy, 0, F2FS_BLKSIZE);
-	memcpy(copy, f2fs_inline_data_addr(inode), n);
-	/* clear the reserved word and the whole inline area */
-	memcpy(saved, area, 4 + max);
-	memset(area, 0, 4 + max);
-	inode->inline_flags &= (uint8_t)~(F2FS_INLINE_DATA | F2FS_DATA_EXIST);
-	if (n)
-		err = write_blocks(sb, inode, copy, n, 0, NULL);
-	if (err) {
-		struct dnode_of_data dn;
-
-		/* mapped, then the write failed: block 0 goes again */
-		if (!f2fs_get_dnode_of_data(sb, inode, 0, LOOKUP_NODE, &dn))
-			f2fs_truncate_data_blocks_range(sb, &dn, 1);
-		memcpy(area, saved, 4 + max);
-		inode->inline_flags = flags;
-	}
-	free(copy);
-	return err;
-}
-
-/*
  * Write [off, off+len) out of place: partial blocks are merged with their
  * old contents, new blocks come from the data log back to back, and each
  * contiguous run goes to the device as one vectored write.
  */
-static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
-			size_t len, uint64_t off, size_t *written)
+int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+		      size_t len, uint64_t off, size_t *written)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
 	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
@@ -443,7 +395,7 @@ out:
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf)
 {
-	int err = write_blocks(sb, inode, buf, F2FS_BLKSIZE, (uint64_t)lblk * F2FS_BLKSIZE, NULL);
+	int err = f2fs_write_blocks(sb, inode, buf, F2FS_BLKSIZE, (uint64_t)lblk * F2FS_BLKSIZE, NULL);
 	/* even on failure: a node made on the way is linked from the inode */
 	int derr = f2fs_mark_inode_dirty(sb, inode);
 
@@ -483,18 +435,17 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 		return err;
 	if (inode->inline_flags & F2FS_INLINE_DATA) {
 		if (end <= f2fs_max_inline_data(inode)) {
-			memcpy(f2fs_inline_data_addr(inode) + off, buf, len);
-			inode->inline_flags |= F2FS_DATA_EXIST;
+			f2fs_write_inline_data(inode, buf, len, off);
 			goto done;
 		}
-		err = convert_inline(sb, inode);
+		err = f2fs_convert_inline_inode(sb, inode);
 		if (err)
 			return err;
 	}
 	{
 		size_t written = 0;
 
-		err = write_blocks(sb, inode, buf, len, off, &written);
+		err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
 		if (err && !written) {
 			/* nothing written, but a node made on the way is linked from the inode */
 			f2fs_mark_inode_dirty(sb, inode);
@@ -523,15 +474,11 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 	if (size > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
 		return -EFBIG;
 	if (inode->inline_flags & F2FS_INLINE_DATA) {
-		size_t max = f2fs_max_inline_data(inode);
-
-		if (size <= max) {
-			if (size < inode->size)
-				memset(f2fs_inline_data_addr(inode) + size, 0,
-				       (size_t)F2FS_MIN(inode->size, (uint64_t)max) - (size_t)size);
+		if (size <= f2fs_max_inline_data(inode)) {
+			f2fs_truncate_inline_inode(inode, size);
 			goto done;
 		}
-		err = convert_inline(sb, inode);
+		err = f2fs_convert_inline_inode(sb, inode);
 		if (err)
 			return err;
 	}
@@ -546,7 +493,7 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 			if (!err && !is_hole(pblk)) {
 				static const uint8_t zeros[F2FS_BLKSIZE];
 
-				err = write_blocks(sb, inode, zeros, F2FS_BLKSIZE - size % F2FS_BLKSIZE,
+				err = f2fs_write_blocks(sb, inode, zeros, F2FS_BLKSIZE - size % F2FS_BLKSIZE,
 						   size, NULL);
 			}
 			if (err)
@@ -559,17 +506,6 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 done:
 	inode->size = size;
 	return f2fs_mark_inode_dirty(sb, inode);
-}
-
-/* Free every block and node of an inode that is going away. */
-int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode)
-{
-	/* devices keep their number in i_addr; inline inodes keep data there */
-	if (!(S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)))
-		return 0;
-	if (inode->inline_flags & (F2FS_INLINE_DATA | F2FS_INLINE_DENTRY))
-		return 0;
-	return f2fs_truncate_inode_blocks(sb, inode, 0);
 }
 
 /* truncate_hole: free the data blocks (not the nodes) of [start, end). */
@@ -639,105 +575,4 @@ int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t s
 			break;
 	}
 	return err;
-}
-
-/*
- * do_recover_data: make the live tree map what an fsync()ed dnode (or
- * inode block) maps: its blocks become valid again, the blocks they
- * replace are freed, holes it records are punched.
- */
-int f2fs_recover_dnode(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
-{
-	uint32_t ofs = f2fs_node_ofs(page);
-	const uint8_t *src_addrs;
-	struct dnode_of_data dn;
-	uint64_t start;
-	uint32_t count;
-	int err;
-
-	if (ofs == XATTR_NODE_OFFSET)
-		return f2fs_recover_xattr_node(sb, inode, page);
-	if (ofs == 0) {
-		/* inline data comes back as it was */
-		if ((page[I_INLINE] & F2FS_INLINE_DATA) && (inode->inline_flags & F2FS_INLINE_DATA)) {
-			memcpy(f2fs_inline_data_addr(inode),
-			       page + (f2fs_inline_data_addr(inode) - inode->node),
-			       f2fs_max_inline_data(inode));
-			goto xattr;
-		}
-		if (page[I_INLINE] & F2FS_INLINE_DATA) {
-			/* inline in the fsync()ed copy only: drop the blocks, take its data */
-			err = f2fs_truncate_inode_blocks(sb, inode, 0);
-			if (err)
-				return err;
-			inode->inline_flags |= F2FS_INLINE_DATA;
-			memcpy(f2fs_inline_data_addr(inode),
-			       page + (f2fs_inline_data_addr(inode) - inode->node),
-			       f2fs_max_inline_data(inode));
-			goto xattr;
-		}
-		if (inode->inline_flags & F2FS_INLINE_DATA) {
-			/* converted after the checkpoint: the blocks below replace it */
-			memset(inode->node + I_ADDR + 4 * f2fs_addr_start(inode), 0,
-			       4 + f2fs_max_inline_data(inode));
-			inode->inline_flags &= (uint8_t)~(F2FS_INLINE_DATA | F2FS_DATA_EXIST);
-		}
-		src_addrs = page + I_ADDR + 4 * f2fs_addr_start(inode);
-		count = inode->addrs_per_inode;
-	} else {
-		src_addrs = page;
-		count = f2fs_addrs_per_block(inode);
-	}
-	start = f2fs_start_bidx_of_node(inode, ofs);
-	if (start >= f2fs_max_file_blocks(inode))
-		return f2fs_corrupted(sb, "recovery: inode %u dnode offset %u out of range",
-				      inode->ino, ofs);
-	err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)start, ALLOC_NODE, &dn);
-	if (!err && (dn.ofs_in_node != 0 || (!dn.is_inode && f2fs_node_ofs(dn.node) != ofs)))
-		err = f2fs_corrupted(sb, "recovery: inode %u: dnode offset %u does not match the "
-				     "tree", inode->ino, ofs);
-	for (uint32_t i = 0; !err && i < count && i < dn.naddrs; i++) {
-		uint32_t src = get_le32(dn.addrs + 4 * i);
-		uint32_t dest = get_le32(src_addrs + 4 * i);
-
-		if (src == dest)
-			continue;
-		if (dest == NULL_ADDR || dest == NEW_ADDR) {
-			dn.ofs_in_node = i;
-			f2fs_truncate_data_blocks_range(sb, &dn, 1);
-			if (dest == NEW_ADDR) {
-				put_le32(dn.addrs + 4 * i, NEW_ADDR);
-				f2fs_add_valid_blocks(sb, 1);
-				inode->blocks++;
-			}
-			continue;
-		}
-		if (dest == COMPRESS_ADDR || !f2fs_valid_main_blkaddr(sb, dest)) {
-			err = f2fs_corrupted(sb, "recovery: inode %u maps block %llu to invalid "
-					     "address 0x%x", inode->ino,
-					     (unsigned long long)(start + i), dest);
-			break;
-		}
-		err = f2fs_recover_block(sb, dest, dn.nid, dn.version, (uint16_t)i);
-		if (err)
-			break;
-		if (src == NULL_ADDR) {
-			f2fs_add_valid_blocks(sb, 1);
-			inode->blocks++;
-		} else if (src != NEW_ADDR) {
-			f2fs_invalidate_block(sb, src);
-		}
-		put_le32(dn.addrs + 4 * i, dest);
-	}
-	if (!err)
-		err = f2fs_put_dnode(sb, &dn);
-	f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
-	if (err || ofs != 0)
-		return err;
-xattr:
-	/* recover_inline_xattr */
-	if (inode->inline_xattr_addrs && (page[I_INLINE] & F2FS_INLINE_XATTR))
-		memcpy(f2fs_inline_xattr_addr(inode), page + (f2fs_inline_xattr_addr(inode) - inode->node),
-		       f2fs_inline_xattr_size(inode));
-	return 0;
 }

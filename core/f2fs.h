@@ -208,9 +208,15 @@ int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
 void f2fs_unhash_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Drop the inode's derived encryption info (crypt.c sets it up). */
+void f2fs_put_crypt_info(struct f2fs_inode *inode);
 void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f2fs_stat *st);
-uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node);
-void f2fs_inode_update_checksum(const struct f2fs_sb *sb, uint8_t *node);
+/* Free the blocks, nodes and nid of an inode with no links (write lock held). */
+int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* The orphan list: unlinked inodes still open, freed at the next mount if not before. */
+int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino);
+void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino);
+int f2fs_recover_orphans(struct f2fs_sb *sb);
 
 /* i_addr word index of the first data address (after extra attrs) */
 static inline uint32_t f2fs_addr_start(const struct f2fs_inode *inode)
@@ -246,13 +252,64 @@ static inline uint32_t f2fs_addrs_per_block(const struct f2fs_inode *inode)
 
 /* ======================= inline data and dentries (inline.c) ======================= */
 
+/*
+ * Where the inline areas lie in the inode block, as the kernel's f2fs.h
+ * helpers.  extra_isize and inline_xattr_addrs are range-checked when the
+ * inode is loaded; the clamps only keep a bad value from ever producing
+ * an offset outside the 4 KiB block.
+ */
+static inline uint32_t f2fs_extra_words(const struct f2fs_inode *inode)
+{
+	return F2FS_MIN((uint32_t)inode->extra_isize / 4, (uint32_t)DEF_ADDRS_PER_INODE);
+}
+static inline uint32_t f2fs_inline_xattr_words(const struct f2fs_inode *inode)
+{
+	return F2FS_MIN((uint32_t)inode->inline_xattr_addrs, (uint32_t)DEF_ADDRS_PER_INODE);
+}
 /* Inline data area: starts one reserved word after the extra attrs. */
-uint8_t *f2fs_inline_data_addr(const struct f2fs_inode *inode);
-size_t f2fs_max_inline_data(const struct f2fs_inode *inode);
+static inline uint8_t *f2fs_inline_data_addr(const struct f2fs_inode *inode)
+{
+	return inode->node + I_ADDR + 4 * (f2fs_extra_words(inode) + DEF_INLINE_RESERVED_SIZE);
+}
+/*
+ * MAX_INLINE_DATA: the i_addr words left after the extra attributes, the
+ * inline xattr area and one reserved word.  The xattr words count even
+ * when the inode has no F2FS_INLINE_XATTR flag: the kernel sizes the
+ * layout from i_inline_xattr_size alone.
+ */
+static inline size_t f2fs_max_inline_data(const struct f2fs_inode *inode)
+{
+	uint32_t used = f2fs_extra_words(inode) + f2fs_inline_xattr_words(inode) +
+			DEF_INLINE_RESERVED_SIZE;
+
+	if (used >= DEF_ADDRS_PER_INODE)
+		return 0;
+	return 4 * (size_t)(DEF_ADDRS_PER_INODE - used);
+}
 /* Inline xattr area: the last inline_xattr_addrs words of i_addr. */
-uint8_t *f2fs_inline_xattr_addr(const struct f2fs_inode *inode);
-size_t f2fs_inline_xattr_size(const struct f2fs_inode *inode);
+static inline uint8_t *f2fs_inline_xattr_addr(const struct f2fs_inode *inode)
+{
+	return inode->node + I_ADDR + 4 * (DEF_ADDRS_PER_INODE - f2fs_inline_xattr_words(inode));
+}
+/*
+ * As the kernel's inline_xattr_size(): the area holds xattrs only when
+ * F2FS_INLINE_XATTR is set.  Without the flag the space may be reserved
+ * (e.g. inline-dentry directories) but must not be read as xattrs.
+ */
+static inline size_t f2fs_inline_xattr_size(const struct f2fs_inode *inode)
+{
+	if (!(inode->inline_flags & F2FS_INLINE_XATTR))
+		return 0;
+	return 4 * (size_t)f2fs_inline_xattr_words(inode);
+}
+
 ssize_t f2fs_read_inline_data(struct f2fs_inode *inode, void *buf, size_t len, uint64_t off);
+/* The write side (caller holds the inode's write lock; len + off fit the area). */
+void f2fs_write_inline_data(struct f2fs_inode *inode, const void *buf, size_t len, uint64_t off);
+void f2fs_truncate_inline_inode(struct f2fs_inode *inode, uint64_t size);
+int f2fs_convert_inline_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Roll-forward of an fsync()ed inode block: 1 if its data was inline. */
+int f2fs_recover_inline_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 
 /* A view of a dentry area: a dentry block or an inode's inline dentries. */
 struct f2fs_dentry_ptr {
@@ -303,12 +360,15 @@ int f2fs_xattr_set(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *nam
 		   const void *value, size_t size, int flags);
 int f2fs_xattr_set_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, const char *name,
 		       const void *value, size_t size, int flags);
-/* POSIX ACL upkeep: chmod rewrites the access ACL; new inodes inherit default ACLs. */
+/* POSIX ACLs (acl.c): the system.posix_acl_* xattrs in the VFS's format, */
+ssize_t f2fs_acl_get_xattr(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, void *buf,
+			   size_t size);
+int f2fs_acl_set_xattr(struct f2fs_sb *sb, struct f2fs_inode *inode, int index, const void *value,
+		       size_t size, int flags, bool kill_sgid);
+/* and their upkeep: chmod rewrites the access ACL; new inodes inherit default ACLs. */
 int f2fs_acl_chmod(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_acl_inherit(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode);
 bool f2fs_has_default_acl(struct f2fs_sb *sb, struct f2fs_inode *dir);
-/* Roll-forward: the inode's xattr node becomes the fsync()ed copy. */
-int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 /* Raw access by index, for the encryption context (index 9, name "c"). */
 ssize_t f2fs_xattr_get_raw(struct f2fs_sb *sb, struct f2fs_inode *inode, int index,
 			   const char *name, size_t name_len, void *buf, size_t size);
@@ -382,6 +442,9 @@ int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
 void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
 bool f2fs_is_dnode(const uint8_t *blk);
 uint64_t f2fs_node_footer_cp_ver(const struct f2fs_sb *sb);
+/* i_inode_checksum of a raw inode block; update only where the inode has one */
+uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node);
+void f2fs_inode_update_checksum(const struct f2fs_sb *sb, uint8_t *node);
 
 /*
  * The node tree (node.c).  f2fs_get_dnode_of_data is the one walk from an
@@ -461,11 +524,12 @@ ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void
 			size_t len, uint64_t off);
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf);
+/* Write [off, off + len) out of place; *written (may be NULL) says how much got there. */
+int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+		      size_t len, uint64_t off, size_t *written);
 ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			   size_t len);
-int f2fs_convert_inline(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
-int f2fs_truncate_all(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 
@@ -557,13 +621,6 @@ int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n);
 int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);
 uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
-enum f2fs_gc_policy { F2FS_GC_GREEDY, F2FS_GC_COST_BENEFIT };
-int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_victims,
-		   uint32_t *freed);
-void f2fs_background_gc(struct f2fs_sb *sb);
-/* Checkpoint when free segments run low or dirty nodes pile up (no locks held). */
-void f2fs_balance_fs(struct f2fs_sb *sb);
-#define F2FS_MAX_DIRTY_NODES 16384	/* 64 MiB of dirty node blocks */
 /* Is blkaddr inside the main area? (f2fs_is_valid_blkaddr for DATA/NODE) */
 bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr);
 uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
@@ -572,8 +629,8 @@ uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
 
 int f2fs_get_valid_checkpoint(struct f2fs_sb *sb);
 int f2fs_read_orphans(struct f2fs_sb *sb);
-uint32_t f2fs_cp_pack_start(const struct f2fs_sb *sb);
 int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount);
+/* (f2fs_sync_fs, in api.h: the dirty nodes, then a checkpoint) */
 /* f2fs_test_bit: version and validity bitmaps are MSB-first within each byte */
 static inline bool f2fs_test_bit(uint32_t nr, const uint8_t *map)
 {
@@ -585,13 +642,21 @@ static inline bool f2fs_test_bit_le(uint32_t nr, const uint8_t *map)
 	return map[nr >> 3] & (1u << (nr & 7));
 }
 
+/* ======================= cleaning (gc.c) ======================= */
+
+enum f2fs_gc_policy { F2FS_GC_GREEDY, F2FS_GC_COST_BENEFIT };
+int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_victims,
+		   uint32_t *freed);
+void f2fs_background_gc(struct f2fs_sb *sb);
+/* Checkpoint, then clean, when free segments run low or dirty nodes pile up (no locks held). */
+void f2fs_balance_fs(struct f2fs_sb *sb);
+#define F2FS_MAX_DIRTY_NODES 16384	/* 64 MiB of dirty node blocks */
+
 /* ======================= recovery (recovery.c) ======================= */
 
 /* Scan the warm node log for fsync()ed dnodes newer than the checkpoint. */
 int f2fs_find_fsync_dnodes(struct f2fs_sb *sb, uint32_t *count);
 int f2fs_recover_fsync_data(struct f2fs_sb *sb);
-/* data.c: do_recover_data for one fsync()ed dnode */
-int f2fs_recover_dnode(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page);
 
 /* ======================= the per-mount context ======================= */
 
@@ -700,7 +765,6 @@ int f2fs_crypt_init(struct f2fs_sb *sb);
 void f2fs_crypt_destroy(struct f2fs_sb *sb);
 int f2fs_get_crypt_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			const struct fscrypt_inode_info **out);
-void f2fs_put_crypt_info(struct f2fs_inode *inode);
 int f2fs_require_key(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_crypt_ctx(const struct fscrypt_inode_info *ci, uint64_t lblk, struct f2fs_crypt_ctx *c);
 uint32_t f2fs_crypt_limit_blocks(const struct fscrypt_inode_info *ci, uint64_t lblk, uint32_t nr);
@@ -715,11 +779,6 @@ int f2fs_crypt_permitted(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs
 int f2fs_crypt_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *target,
 		       size_t len, uint8_t *disk, size_t disklen);
 
-/* namei.c */
-int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino);
-void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino);
-int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
-int f2fs_recover_orphans(struct f2fs_sb *sb);
 
 static inline bool f2fs_cp_flag(const struct f2fs_sb *sb, uint32_t f)
 {
@@ -728,6 +787,11 @@ static inline bool f2fs_cp_flag(const struct f2fs_sb *sb, uint32_t f)
 static inline bool f2fs_has_feature(const struct f2fs_sb *sb, uint32_t f)
 {
 	return sb->feature & f;
+}
+/* __start_cp_addr: the first block of the valid checkpoint pack */
+static inline uint32_t f2fs_cp_pack_start(const struct f2fs_sb *sb)
+{
+	return sb->cp_blkaddr + (sb->cur_cp_pack - 1) * sb->blocks_per_seg;
 }
 static inline uint32_t f2fs_seg_start_blkaddr(const struct f2fs_sb *sb, uint32_t segno)
 {

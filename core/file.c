@@ -438,7 +438,7 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		goto out;
 	}
 	if (inode->inline_flags & F2FS_INLINE_DATA) {
-		err = f2fs_convert_inline(sb, inode);
+		err = f2fs_convert_inline_inode(sb, inode);
 		if (err)
 			goto out;
 	}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Garbage collection: when free sections run low, pick victim sections
- * (greedy for foreground cleaning, cost-benefit for background) and move
- * their valid blocks to the cold logs, so that the next checkpoint turns
- * the victims into free sections.
+ * Garbage collection: when free sections run low (f2fs_balance_fs, before
+ * every allocating operation, and the background pass), pick victim
+ * sections (greedy for foreground cleaning, cost-benefit for background)
+ * and move their valid blocks to the cold logs, so that the next
+ * checkpoint turns the victims into free sections.
  *
  * GC runs with sb->cp_rwsem held exclusively, so no namespace or write
  * operation is in flight; it takes each owner inode's lock while moving
@@ -368,6 +369,59 @@ int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_
 	if (freed)
 		*freed = n;
 	return err;
+}
+
+/*
+ * f2fs_balance_fs: before an operation that allocates, make room.  A
+ * checkpoint comes first: it turns segments emptied since the last one
+ * (prefree) into free ones, and bounds the memory dirty nodes hold.  If
+ * that is not enough, foreground cleaning moves live blocks out of the
+ * emptiest sections.
+ */
+void f2fs_balance_fs(struct f2fs_sb *sb)
+{
+	uint32_t free_segs, prefree = 0, low;
+	bool need;
+
+	if (sb->opts.readonly || !sb->sm)
+		return;
+	/*
+	 * has_not_enough_free_secs: the reserved segments (mkfs sized them for
+	 * cleaning, the six logs included) plus room for the dirty nodes the
+	 * next checkpoint writes.  More than that would keep free what user
+	 * data may legitimately fill, and cleaning could never catch up.
+	 */
+	low = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT) + 1 +
+	      (f2fs_nr_dirty_nodes(sb) + sb->blocks_per_seg - 1) / sb->blocks_per_seg;
+	pthread_mutex_lock(&sb->sm->lock);
+	free_segs = sb->sm->free_segments;
+	if (free_segs < low) {
+		for (uint32_t s = 0; s < sb->segment_count_main; s++) {
+			const struct f2fs_seg_entry *se = &sb->sm->sentries[s];
+
+			prefree += !se->valid_blocks && se->ckpt_valid_blocks;
+		}
+	}
+	pthread_mutex_unlock(&sb->sm->lock);
+	need = (free_segs < low && prefree) || f2fs_nr_dirty_nodes(sb) > F2FS_MAX_DIRTY_NODES;
+	if (need)
+		f2fs_sync_fs(sb, false);
+	if (free_segs >= low && !need)
+		return;
+	/* still short: foreground cleaning, a few sections at a time */
+	pthread_rwlock_wrlock(&sb->cp_rwsem);
+	for (int round = 0; round < 8; round++) {
+		uint32_t freed = 0;
+
+		pthread_mutex_lock(&sb->sm->lock);
+		free_segs = sb->sm->free_segments;
+		pthread_mutex_unlock(&sb->sm->lock);
+		if (free_segs >= low + sb->segs_per_sec)
+			break;
+		if (f2fs_gc_locked(sb, F2FS_GC_GREEDY, 4, &freed) || !freed)
+			break;
+	}
+	pthread_rwlock_unlock(&sb->cp_rwsem);
 }
 
 /*

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Inodes: loading an inode block, checking it as the kernel's
- * sanity_check_inode does, the inode cache, and attributes.
+ * sanity_check_inode does, the inode cache, attributes, new inodes, and
+ * the end of an inode's life: eviction and the orphan list.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "f2fs.h"
+#include "fscrypt.h"
 
 /* kernel: MIN/MAX_INLINE_XATTR_SIZE, in 4-byte words */
 #define MIN_INLINE_XATTR_WORDS	((XATTR_HDR_SIZE + XATTR_ENTRY_HDR_SIZE) / 4)
@@ -19,18 +21,6 @@
 static bool fits_in_inode(const struct f2fs_inode *inode, uint32_t end)
 {
 	return end <= I_ADDR + (uint32_t)inode->extra_isize;
-}
-
-uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node)
-{
-	static const uint8_t zero[4];
-	uint32_t crc;
-
-	crc = f2fs_crc32(sb->chksum_seed, node + NF_INO, 4);
-	crc = f2fs_crc32(crc, node + I_GENERATION, 4);
-	crc = f2fs_crc32(crc, node, I_INODE_CHECKSUM);
-	crc = f2fs_crc32(crc, zero, 4);
-	return f2fs_crc32(crc, node + I_INODE_CHECKSUM + 4, F2FS_BLKSIZE - I_INODE_CHECKSUM - 4);
 }
 
 static int decode_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
@@ -197,6 +187,12 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2f
 	pthread_rwlock_init(&inode->lock, NULL);
 	*out = inode;
 	return 0;
+}
+
+void f2fs_put_crypt_info(struct f2fs_inode *inode)
+{
+	fscrypt_inode_info_free(inode->ci);
+	inode->ci = NULL;
 }
 
 static void free_inode(struct f2fs_inode *inode)
@@ -589,11 +585,98 @@ void f2fs_unhash_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	pthread_mutex_unlock(&sb->icache_lock);
 }
 
-/* Refresh i_inode_checksum of a raw inode block, where the inode has one. */
-void f2fs_inode_update_checksum(const struct f2fs_sb *sb, uint8_t *node)
+/* ======================= orphans and eviction ======================= */
+
+int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino)
 {
-	if (!f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) || !(node[I_INLINE] & F2FS_EXTRA_ATTR) ||
-	    get_le16(node + I_EXTRA_ISIZE) < I_INODE_CHECKSUM + 4 - I_ADDR)
-		return;
-	put_le32(node + I_INODE_CHECKSUM, f2fs_inode_checksum(sb, node));
+	int err = 0;
+
+	pthread_mutex_lock(&sb->orphan_lock);
+	if (sb->nr_orphans == sb->orphan_cap) {
+		uint32_t cap = sb->orphan_cap ? sb->orphan_cap * 2 : 64;
+		uint32_t *n = realloc(sb->orphans, cap * sizeof(*n));
+
+		if (!n) {
+			err = -ENOMEM;
+			goto out;
+		}
+		sb->orphans = n;
+		sb->orphan_cap = cap;
+	}
+	sb->orphans[sb->nr_orphans++] = ino;
+out:
+	pthread_mutex_unlock(&sb->orphan_lock);
+	return err;
+}
+
+void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino)
+{
+	pthread_mutex_lock(&sb->orphan_lock);
+	for (uint32_t i = 0; i < sb->nr_orphans; i++) {
+		if (sb->orphans[i] == ino) {
+			sb->orphans[i] = sb->orphans[--sb->nr_orphans];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&sb->orphan_lock);
+}
+
+/*
+ * f2fs_evict_inode for an inode with no links left: free its blocks, its
+ * nodes, its xattr node and the inode itself.  The caller holds the
+ * inode's write lock and a reference.
+ */
+int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	int err = 0;
+
+	/* devices keep their number in i_addr; inline inodes keep data there */
+	if ((S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) &&
+	    !(inode->inline_flags & (F2FS_INLINE_DATA | F2FS_INLINE_DENTRY)))
+		err = f2fs_truncate_inode_blocks(sb, inode, 0);
+
+	if (!err && inode->xattr_nid) {
+		err = f2fs_remove_node(sb, inode->xattr_nid, inode->ino, false);
+		if (!err)
+			inode->xattr_nid = 0;
+	}
+	if (!err) {
+		/* no load of this inode may read the NAT before and cache it after */
+		pthread_rwlock_wrlock(&sb->evict_lock);
+		err = f2fs_remove_node(sb, inode->ino, inode->ino, true);
+		if (!err)
+			f2fs_unhash_inode(sb, inode);
+		pthread_rwlock_unlock(&sb->evict_lock);
+	}
+	if (!err)
+		f2fs_remove_orphan(sb, inode->ino);
+	return err;
+}
+
+/* A writable mount frees the orphans the last checkpoint left (as the kernel's
+ * f2fs_recover_orphan_inodes); the next checkpoint then drops them. */
+int f2fs_recover_orphans(struct f2fs_sb *sb)
+{
+	while (sb->nr_orphans) {
+		uint32_t ino = sb->orphans[sb->nr_orphans - 1];
+		struct f2fs_inode *inode;
+		int err = f2fs_iget(sb, ino, &inode);
+
+		if (err) {
+			f2fs_err(sb, "orphan inode %u cannot be read: %s", ino, strerror(-err));
+			return err;
+		}
+		if (inode->links) {
+			f2fs_warn(sb, "orphan inode %u still has %u links; keeping it", ino,
+				  inode->links);
+			f2fs_remove_orphan(sb, ino);
+		} else {
+			err = f2fs_evict_inode(sb, inode);
+		}
+		f2fs_iput(sb, inode);
+		if (err)
+			return err;
+		f2fs_info(sb, "freed orphan inode %u", ino);
+	}
+	return 0;
 }

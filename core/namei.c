@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Namespace operations: create, mknod, mkdir, symlink, link, unlink,
- * rmdir and rename, with the inode lifetime rules behind them (orphans
- * for unlinked files that are still open, freeing at the last close).
+ * rmdir and rename; an inode whose last name goes is freed at once, or
+ * becomes an orphan until its last open handle closes (inode.c).
  *
  * Locking: every operation holds sb->cp_rwsem shared, then the directory
  * inodes (two directories in inode-number order, with rename_lock held
@@ -13,97 +13,6 @@
 #include <sys/stat.h>
 
 #include "f2fs.h"
-
-/* ---- orphans ---- */
-
-int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&sb->orphan_lock);
-	if (sb->nr_orphans == sb->orphan_cap) {
-		uint32_t cap = sb->orphan_cap ? sb->orphan_cap * 2 : 64;
-		uint32_t *n = realloc(sb->orphans, cap * sizeof(*n));
-
-		if (!n) {
-			err = -ENOMEM;
-			goto out;
-		}
-		sb->orphans = n;
-		sb->orphan_cap = cap;
-	}
-	sb->orphans[sb->nr_orphans++] = ino;
-out:
-	pthread_mutex_unlock(&sb->orphan_lock);
-	return err;
-}
-
-void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino)
-{
-	pthread_mutex_lock(&sb->orphan_lock);
-	for (uint32_t i = 0; i < sb->nr_orphans; i++) {
-		if (sb->orphans[i] == ino) {
-			sb->orphans[i] = sb->orphans[--sb->nr_orphans];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&sb->orphan_lock);
-}
-
-/*
- * f2fs_evict_inode for an inode with no links left: free its blocks, its
- * nodes, its xattr node and the inode itself.  The caller holds the
- * inode's write lock and a reference.
- */
-int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
-{
-	int err = f2fs_truncate_all(sb, inode);
-
-	if (!err && inode->xattr_nid) {
-		err = f2fs_remove_node(sb, inode->xattr_nid, inode->ino, false);
-		if (!err)
-			inode->xattr_nid = 0;
-	}
-	if (!err) {
-		/* no load of this inode may read the NAT before and cache it after */
-		pthread_rwlock_wrlock(&sb->evict_lock);
-		err = f2fs_remove_node(sb, inode->ino, inode->ino, true);
-		if (!err)
-			f2fs_unhash_inode(sb, inode);
-		pthread_rwlock_unlock(&sb->evict_lock);
-	}
-	if (!err)
-		f2fs_remove_orphan(sb, inode->ino);
-	return err;
-}
-
-/* A writable mount frees the orphans the last checkpoint left (as the kernel's
- * f2fs_recover_orphan_inodes); the next checkpoint then drops them. */
-int f2fs_recover_orphans(struct f2fs_sb *sb)
-{
-	while (sb->nr_orphans) {
-		uint32_t ino = sb->orphans[sb->nr_orphans - 1];
-		struct f2fs_inode *inode;
-		int err = f2fs_iget(sb, ino, &inode);
-
-		if (err) {
-			f2fs_err(sb, "orphan inode %u cannot be read: %s", ino, strerror(-err));
-			return err;
-		}
-		if (inode->links) {
-			f2fs_warn(sb, "orphan inode %u still has %u links; keeping it", ino,
-				  inode->links);
-			f2fs_remove_orphan(sb, ino);
-		} else {
-			err = f2fs_evict_inode(sb, inode);
-		}
-		f2fs_iput(sb, inode);
-		if (err)
-			return err;
-		f2fs_info(sb, "freed orphan inode %u", ino);
-	}
-	return 0;
-}
 
 /* The last link went away: free now, or when the last open handle closes. */
 static int drop_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)

@@ -571,6 +571,32 @@ int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_ino
 	return 0;
 }
 
+/*
+ * The inode checksum (f2fs_inode_chksum) covers the whole inode block,
+ * footer included, so it is refreshed again where a write fills the
+ * footer in.
+ */
+uint32_t f2fs_inode_checksum(const struct f2fs_sb *sb, const uint8_t *node)
+{
+	static const uint8_t zero[4];
+	uint32_t crc;
+
+	crc = f2fs_crc32(sb->chksum_seed, node + NF_INO, 4);
+	crc = f2fs_crc32(crc, node + I_GENERATION, 4);
+	crc = f2fs_crc32(crc, node, I_INODE_CHECKSUM);
+	crc = f2fs_crc32(crc, zero, 4);
+	return f2fs_crc32(crc, node + I_INODE_CHECKSUM + 4, F2FS_BLKSIZE - I_INODE_CHECKSUM - 4);
+}
+
+/* Refresh i_inode_checksum of a raw inode block, where the inode has one. */
+void f2fs_inode_update_checksum(const struct f2fs_sb *sb, uint8_t *node)
+{
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) || !(node[I_INLINE] & F2FS_EXTRA_ATTR) ||
+	    get_le16(node + I_EXTRA_ISIZE) < I_INODE_CHECKSUM + 4 - I_ADDR)
+		return;
+	put_le32(node + I_INODE_CHECKSUM, f2fs_inode_checksum(sb, node));
+}
+
 /* The node log a block goes to (__get_segment_type_6 for nodes). */
 static int node_log(const uint8_t *blk)
 {

@@ -275,6 +275,126 @@ static int recover_dentry(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 	return err;
 }
 
+/* f2fs_recover_xattr_data: the fsync()ed xattr node replaces the inode's. */
+static int recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
+{
+	uint32_t prev = inode->xattr_nid, nid = f2fs_node_nid(page);
+	uint8_t *blk;
+	int err = 0;
+
+	if (nid < sb->root_ino || nid >= sb->max_nid)
+		return f2fs_corrupted(sb, "recovery: xattr node %u of inode %u out of range", nid,
+				      inode->ino);
+	if (prev != nid) {
+		if (prev) {
+			err = f2fs_remove_node(sb, prev, inode->ino, false);
+			if (err)
+				return err;
+			inode->blocks--;
+		}
+		err = f2fs_claim_nid(sb, nid);
+		if (err)
+			return err;
+		f2fs_set_node_addr(sb, nid, inode->ino, NEW_ADDR);
+		pthread_mutex_lock(&sb->nm->lock);
+		sb->nm->valid_node_count++;
+		pthread_mutex_unlock(&sb->nm->lock);
+		f2fs_add_valid_blocks(sb, 1);
+		inode->blocks++;
+		inode->xattr_nid = nid;
+	}
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	memcpy(blk, page, F2FS_BLKSIZE);
+	f2fs_fill_node_footer(blk, nid, inode->ino, XATTR_NODE_OFFSET, true);
+	err = f2fs_set_node_dirty(sb, nid, blk);
+	free(blk);
+	return err;
+}
+
+/*
+ * do_recover_data: make the live tree map what an fsync()ed dnode (or
+ * inode block) maps: its blocks become valid again, the blocks they
+ * replace are freed, holes it records are punched.
+ */
+static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
+{
+	uint32_t ofs = f2fs_node_ofs(page);
+	const uint8_t *src_addrs;
+	struct dnode_of_data dn;
+	uint64_t start;
+	uint32_t count;
+	int err;
+
+	if (ofs == XATTR_NODE_OFFSET)
+		return recover_xattr_node(sb, inode, page);
+	if (ofs == 0) {
+		err = f2fs_recover_inline_data(sb, inode, page);
+		if (err < 0)
+			return err;
+		if (err)
+			goto xattr;
+		src_addrs = page + I_ADDR + 4 * f2fs_addr_start(inode);
+		count = inode->addrs_per_inode;
+	} else {
+		src_addrs = page;
+		count = f2fs_addrs_per_block(inode);
+	}
+	start = f2fs_start_bidx_of_node(inode, ofs);
+	if (start >= f2fs_max_file_blocks(inode))
+		return f2fs_corrupted(sb, "recovery: inode %u dnode offset %u out of range",
+				      inode->ino, ofs);
+	err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)start, ALLOC_NODE, &dn);
+	if (!err && (dn.ofs_in_node != 0 || (!dn.is_inode && f2fs_node_ofs(dn.node) != ofs)))
+		err = f2fs_corrupted(sb, "recovery: inode %u: dnode offset %u does not match the "
+				     "tree", inode->ino, ofs);
+	for (uint32_t i = 0; !err && i < count && i < dn.naddrs; i++) {
+		uint32_t src = get_le32(dn.addrs + 4 * i);
+		uint32_t dest = get_le32(src_addrs + 4 * i);
+
+		if (src == dest)
+			continue;
+		if (dest == NULL_ADDR || dest == NEW_ADDR) {
+			dn.ofs_in_node = i;
+			f2fs_truncate_data_blocks_range(sb, &dn, 1);
+			if (dest == NEW_ADDR) {
+				put_le32(dn.addrs + 4 * i, NEW_ADDR);
+				f2fs_add_valid_blocks(sb, 1);
+				inode->blocks++;
+			}
+			continue;
+		}
+		if (dest == COMPRESS_ADDR || !f2fs_valid_main_blkaddr(sb, dest)) {
+			err = f2fs_corrupted(sb, "recovery: inode %u maps block %llu to invalid "
+					     "address 0x%x", inode->ino,
+					     (unsigned long long)(start + i), dest);
+			break;
+		}
+		err = f2fs_recover_block(sb, dest, dn.nid, dn.version, (uint16_t)i);
+		if (err)
+			break;
+		if (src == NULL_ADDR) {
+			f2fs_add_valid_blocks(sb, 1);
+			inode->blocks++;
+		} else if (src != NEW_ADDR) {
+			f2fs_invalidate_block(sb, src);
+		}
+		put_le32(dn.addrs + 4 * i, dest);
+	}
+	if (!err)
+		err = f2fs_put_dnode(sb, &dn);
+	f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+	if (err || ofs != 0)
+		return err;
+xattr:
+	/* recover_inline_xattr */
+	if (inode->inline_xattr_addrs && (page[I_INLINE] & F2FS_INLINE_XATTR))
+		memcpy(f2fs_inline_xattr_addr(inode), page + (f2fs_inline_xattr_addr(inode) - inode->node),
+		       f2fs_inline_xattr_size(inode));
+	return 0;
+}
+
 /* recover_data: the second walk, replaying every fsync()ed dnode in order. */
 static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 {
@@ -303,7 +423,7 @@ static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 		if (e->last_dentry == blkaddr)
 			err = recover_dentry(sb, e->inode, page);
 		if (!err)
-			err = f2fs_recover_dnode(sb, e->inode, page);
+			err = do_recover_data(sb, e->inode, page);
 		if (!err)
 			err = f2fs_mark_inode_dirty(sb, e->inode);
 		pthread_rwlock_unlock(&e->inode->lock);
@@ -350,44 +470,4 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb)
 	f2fs_info(sb, "roll-forward recovery: %u node block(s) of %u inode(s) replayed",
 		  recovered, l.nr);
 	return 0;
-}
-
-/* f2fs_recover_xattr_data: the fsync()ed xattr node replaces the inode's. */
-int f2fs_recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
-{
-	uint32_t prev = inode->xattr_nid, nid = f2fs_node_nid(page);
-	uint8_t *blk;
-	int err = 0;
-
-	if (nid < sb->root_ino || nid >= sb->max_nid)
-		return f2fs_corrupted(sb, "recovery: xattr node %u of inode %u out of range", nid,
-				      inode->ino);
-	if (prev != nid) {
-		if (prev) {
-			err = f2fs_remove_node(sb, prev, inode->ino, false);
-			if (err)
-				return err;
-			inode->blocks--;
-		}
-		err = f2fs_claim_nid(sb, nid);
-		if (err)
-			return err;
-		f2fs_set_node_addr(sb, nid, inode->ino, NEW_ADDR);
-		pthread_mutex_lock(&sb->nm->lock);
-		sb->nm->valid_node_count++;
-		pthread_mutex_unlock(&sb->nm->lock);
-		pthread_mutex_lock(&sb->sm->lock);
-		sb->sm->valid_blocks++;
-		pthread_mutex_unlock(&sb->sm->lock);
-		inode->blocks++;
-		inode->xattr_nid = nid;
-	}
-	blk = f2fs_alloc_blocks(1);
-	if (!blk)
-		return -ENOMEM;
-	memcpy(blk, page, F2FS_BLKSIZE);
-	f2fs_fill_node_footer(blk, nid, inode->ino, XATTR_NODE_OFFSET, true);
-	err = f2fs_set_node_dirty(sb, nid, blk);
-	free(blk);
-	return err;
 }

@@ -785,58 +785,6 @@ int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n)
 	return err;
 }
 
-/*
- * f2fs_balance_fs: before an operation that allocates, make room.  Until
- * garbage collection exists, the only way to win segments back is a
- * checkpoint, which turns segments emptied since the last one into free
- * segments; it also bounds the memory held by dirty nodes.
- */
-void f2fs_balance_fs(struct f2fs_sb *sb)
-{
-	uint32_t free_segs, prefree = 0, low;
-	bool need;
-
-	if (sb->opts.readonly || !sb->sm)
-		return;
-	/*
-	 * has_not_enough_free_secs: the reserved segments (mkfs sized them for
-	 * cleaning, the six logs included) plus room for the dirty nodes the
-	 * next checkpoint writes.  More than that would keep free what user
-	 * data may legitimately fill, and cleaning could never catch up.
-	 */
-	low = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT) + 1 +
-	      (f2fs_nr_dirty_nodes(sb) + sb->blocks_per_seg - 1) / sb->blocks_per_seg;
-	pthread_mutex_lock(&sb->sm->lock);
-	free_segs = sb->sm->free_segments;
-	if (free_segs < low) {
-		for (uint32_t s = 0; s < sb->segment_count_main; s++) {
-			const struct f2fs_seg_entry *se = &sb->sm->sentries[s];
-
-			prefree += !se->valid_blocks && se->ckpt_valid_blocks;
-		}
-	}
-	pthread_mutex_unlock(&sb->sm->lock);
-	need = (free_segs < low && prefree) || f2fs_nr_dirty_nodes(sb) > F2FS_MAX_DIRTY_NODES;
-	if (need)
-		f2fs_sync_fs(sb, false);
-	if (free_segs >= low && !need)
-		return;
-	/* still short: foreground cleaning, a few sections at a time */
-	pthread_rwlock_wrlock(&sb->cp_rwsem);
-	for (int round = 0; round < 8; round++) {
-		uint32_t freed = 0;
-
-		pthread_mutex_lock(&sb->sm->lock);
-		free_segs = sb->sm->free_segments;
-		pthread_mutex_unlock(&sb->sm->lock);
-		if (free_segs >= low + sb->segs_per_sec)
-			break;
-		if (f2fs_gc_locked(sb, F2FS_GC_GREEDY, 4, &freed) || !freed)
-			break;
-	}
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-}
-
 /* Roll-forward: block `blkaddr`, written after the checkpoint, is live again
  * as slot ofs of dnode nid.  Mark it valid and record its summary. */
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,

@@ -450,20 +450,6 @@ int f2fs_umount(struct f2fs_sb *sb)
 	return err;
 }
 
-int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
-{
-	int err;
-
-	if (sb->opts.readonly || !sb->sm)
-		return 0;
-	pthread_rwlock_wrlock(&sb->cp_rwsem);
-	err = f2fs_write_dirty_nodes(sb);
-	if (!err)
-		err = f2fs_write_checkpoint(sb, umount);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	return err;
-}
-
 uint32_t f2fs_root_ino(const struct f2fs_sb *sb)
 {
 	return sb->root_ino;
