@@ -384,12 +384,12 @@ int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
 {
 	int err;
 
-	if (sb->opts.readonly || !sb->sm)
+	if (!f2fs_writable(sb))
 		return 0;
-	pthread_rwlock_wrlock(&sb->cp_rwsem);
+	f2fs_lock_all(sb);
 	err = f2fs_write_dirty_nodes(sb);
 	if (!err)
 		err = f2fs_write_checkpoint(sb, umount);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_unlock_all(sb);
 	return err;
 }

@@ -362,36 +362,46 @@ static int check_key_size(struct f2fs_sb *sb, const struct fscrypt_context *ctx,
 	return 0;
 }
 
-/*
- * fscrypt_ioctl_set_policy: an empty directory takes the policy (a fresh
- * nonce, the encrypt bit); setting the policy a directory already has is
- * not an error; a v2 policy's key must have been added.
- */
-int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p)
+/* The context a policy gives a directory (a fresh nonce), checked as parsing would check it. */
+static int policy_context(struct f2fs_sb *sb, const struct f2fs_policy *p,
+			  struct fscrypt_context *ctx, uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE])
 {
-	struct fscrypt_context ctx = { 0 }, cur;
-	uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE];
-	struct f2fs_inode *inode;
-	int n, err;
+	int n;
 
-	if (sb->opts.readonly || !sb->sm)
-		return -EROFS;
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->version = p->version;
+	ctx->contents_mode = p->contents_mode;
+	ctx->filenames_mode = p->filenames_mode;
+	ctx->flags = p->flags;
+	ctx->log2_data_unit_size = p->log2_data_unit_size;
+	memcpy(ctx->key_spec, p->key_spec, sizeof(ctx->key_spec));
+	f2fs_random_bytes(ctx->nonce, sizeof(ctx->nonce));
+	n = fscrypt_context_serialize(ctx, raw, FSCRYPT_CONTEXT_MAX_SIZE);
+	if (n < 0)
+		return n;
+	if (fscrypt_context_parse(raw, (size_t)n, ctx))
+		return -EINVAL;
+	return n;
+}
+
+/*
+ * fscrypt_ioctl_set_policy, before the directory is looked at: the
+ * filesystem can encrypt, this build has the modes, a v2 policy's key has
+ * been added and is long enough.
+ */
+int f2fs_crypt_check_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p)
+{
+	struct fscrypt_context ctx;
+	uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE];
+	int n;
+
 	if (!f2fs_has_feature(sb, F2FS_FEATURE_ENCRYPT)) {
 		f2fs_err(sb, "set_policy: the filesystem lacks the \"encrypt\" feature");
 		return -EOPNOTSUPP;
 	}
-	ctx.version = p->version;
-	ctx.contents_mode = p->contents_mode;
-	ctx.filenames_mode = p->filenames_mode;
-	ctx.flags = p->flags;
-	ctx.log2_data_unit_size = p->log2_data_unit_size;
-	memcpy(ctx.key_spec, p->key_spec, sizeof(ctx.key_spec));
-	f2fs_random_bytes(ctx.nonce, sizeof(ctx.nonce));
-	n = fscrypt_context_serialize(&ctx, raw, sizeof(raw));
+	n = policy_context(sb, p, &ctx, raw);
 	if (n < 0)
 		return n;
-	if (fscrypt_context_parse(raw, (size_t)n, &ctx))
-		return -EINVAL;
 	if (!fscrypt_mode_supported(ctx.contents_mode) || !fscrypt_mode_supported(ctx.filenames_mode)) {
 		f2fs_err(sb, "set_policy: %s/%s is not supported by this build",
 			 fscrypt_mode_name(ctx.contents_mode), fscrypt_mode_name(ctx.filenames_mode));
@@ -399,41 +409,37 @@ int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *
 	}
 	if (ctx.version == 2 && !fscrypt_keyring_lookup(sb->keyring, 2, ctx.key_spec))
 		return -ENOKEY;
-	err = f2fs_iget_req(sb, ino, &inode);
+	return check_key_size(sb, &ctx, ino);
+}
+
+/*
+ * An empty directory (the caller's check, under its write lock) takes the
+ * policy: a fresh nonce, the encrypt bit.  Setting the policy a directory
+ * already has is not an error; another one is -EEXIST.
+ */
+int f2fs_crypt_set_policy(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct f2fs_policy *p)
+{
+	struct fscrypt_context ctx;
+	uint8_t raw[FSCRYPT_CONTEXT_MAX_SIZE];
+	int n, err;
+
+	if (f2fs_is_encrypted(dir)) {
+		struct f2fs_policy have;
+
+		err = read_context(sb, dir, &ctx);
+		if (err)
+			return err;
+		policy_from_ctx(&ctx, &have);
+		return memcmp(&have, p, sizeof(have)) ? -EEXIST : 0;
+	}
+	n = policy_context(sb, p, &ctx, raw);
+	if (n < 0)
+		return n;
+	err = f2fs_xattr_set_raw(sb, dir, FSCRYPT_XATTR_INDEX, FSCRYPT_XATTR_NAME, raw, (size_t)n,
+				 F2FS_XATTR_CREATE);
 	if (err)
 		return err;
-	err = check_key_size(sb, &ctx, inode->ino);
-	if (err) {
-		f2fs_iput(sb, inode);
-		return err;
-	}
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
-	if (!S_ISDIR(inode->mode)) {
-		err = -ENOTDIR;
-	} else if (!inode->links) {
-		err = -ENOENT;	/* IS_DEADDIR: removed while open */
-	} else if (f2fs_is_encrypted(inode)) {
-		err = read_context(sb, inode, &cur);
-		if (!err) {
-			struct f2fs_policy have;
-
-			policy_from_ctx(&cur, &have);
-			err = memcmp(&have, p, sizeof(have)) ? -EEXIST : 0;
-		}
-	} else if ((err = f2fs_empty_dir(sb, inode)) <= 0) {
-		err = err ? err : -ENOTEMPTY;
-	} else {
-		err = f2fs_xattr_set_raw(sb, inode, FSCRYPT_XATTR_INDEX, FSCRYPT_XATTR_NAME, raw,
-					 (size_t)n, F2FS_XATTR_CREATE);
-		if (!err) {
-			inode->advise |= FADVISE_ENCRYPT_BIT;
-			inode->ci_err = 0;
-			err = f2fs_mark_inode_dirty(sb, inode);
-		}
-	}
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
-	return err;
+	dir->advise |= FADVISE_ENCRYPT_BIT;
+	dir->ci_err = 0;
+	return f2fs_mark_inode_dirty(sb, dir);
 }

@@ -775,10 +775,54 @@ int f2fs_crypt_disk_name(struct f2fs_sb *sb, struct f2fs_inode *dir, const char 
 			 uint8_t *out, size_t outlen);
 /* fscrypt_has_permitted_context: may inode live in dir? 0 or -EXDEV/-ENOKEY/... */
 int f2fs_crypt_permitted(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inode *inode);
+/* FS_IOC_SET_ENCRYPTION_POLICY's parts: the policy itself, then the directory's context */
+int f2fs_crypt_check_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p);
+int f2fs_crypt_set_policy(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct f2fs_policy *p);
 /* Encrypt a symlink target into disk (fscrypt_symlink_data); returns its size. */
 int f2fs_crypt_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *target,
 		       size_t len, uint8_t *disk, size_t disklen);
 
+
+/*
+ * Changes and checkpoints (the kernel's f2fs_lock_op and f2fs_lock_all):
+ * every change holds cp_rwsem shared while it runs, so a checkpoint or a
+ * cleaning pass, which hold it alone, sees none half done.
+ */
+static inline bool f2fs_writable(const struct f2fs_sb *sb)
+{
+	return !sb->opts.readonly && sb->sm;
+}
+static inline void f2fs_lock_op(struct f2fs_sb *sb)
+{
+	pthread_rwlock_rdlock(&sb->cp_rwsem);
+}
+static inline void f2fs_unlock_op(struct f2fs_sb *sb)
+{
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+}
+static inline void f2fs_lock_all(struct f2fs_sb *sb)
+{
+	pthread_rwlock_wrlock(&sb->cp_rwsem);
+}
+static inline bool f2fs_trylock_all(struct f2fs_sb *sb)
+{
+	return pthread_rwlock_trywrlock(&sb->cp_rwsem) == 0;
+}
+static inline void f2fs_unlock_all(struct f2fs_sb *sb)
+{
+	pthread_rwlock_unlock(&sb->cp_rwsem);
+}
+
+/*
+ * The prologue of a change through api.h (vfs.c): -EROFS unless the mount
+ * is writable, then room for it (F2FS_OP_BALANCE, for changes that may
+ * allocate), f2fs_lock_op, a reference to inode ino (a directory for
+ * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  f2fs_end_op undoes it.
+ */
+#define F2FS_OP_BALANCE	0x1
+#define F2FS_OP_DIR	0x2
+int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f2fs_inode **out);
+void f2fs_end_op(struct f2fs_sb *sb, struct f2fs_inode *inode);
 
 static inline bool f2fs_cp_flag(const struct f2fs_sb *sb, uint32_t f)
 {

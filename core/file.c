@@ -21,18 +21,13 @@
 #define FALLOC_FL_ZERO_RANGE	0x10
 #endif
 
-static bool writable(struct f2fs_sb *sb)
-{
-	return !sb->opts.readonly && sb->sm;
-}
-
 int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 {
 	bool for_write = (oflags & O_ACCMODE) != O_RDONLY;
 	struct f2fs_inode *inode;
 	int err;
 
-	if (for_write && !writable(sb))
+	if (for_write && !f2fs_writable(sb))
 		return -EROFS;
 	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
@@ -72,16 +67,17 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 		inode->open_count--;
 	if (!inode->open_count)
 		f2fs_compress_drop_cache(inode);
-	evict = !inode->open_count && !inode->links && !inode->unhashed && writable(sb);
+	evict = !inode->open_count && !inode->links && !inode->unhashed && f2fs_writable(sb);
 	pthread_rwlock_unlock(&inode->lock);
 	if (evict) {
+		/* the inode is held already, and may no longer be found by number */
 		f2fs_balance_fs(sb);
-		pthread_rwlock_rdlock(&sb->cp_rwsem);
+		f2fs_lock_op(sb);
 		pthread_rwlock_wrlock(&inode->lock);
 		if (!inode->open_count && !inode->links && !inode->unhashed)
 			err = f2fs_evict_inode(sb, inode);
 		pthread_rwlock_unlock(&inode->lock);
-		pthread_rwlock_unlock(&sb->cp_rwsem);
+		f2fs_unlock_op(sb);
 	}
 	f2fs_iput(sb, inode);	/* this call's */
 	f2fs_iput(sb, inode);	/* the open's */
@@ -95,29 +91,18 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 	ssize_t r;
 	int err;
 
-	if (!writable(sb))
-		return -EROFS;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
 	if (err)
 		return err;
-	if (!S_ISREG(inode->mode)) {
-		f2fs_iput(sb, inode);
-		return S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
-	}
-	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
-	if (inode->unhashed)
-		r = -ESTALE;	/* freed since the caller found it */
+	if (!S_ISREG(inode->mode))
+		r = S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
 	else if (f2fs_is_immutable(inode))
 		r = -EPERM;
 	else
 		r = f2fs_file_write(sb, inode, buf, len, off);
 	sync = inode->flags & F2FS_SYNC_FL;
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	/* chattr +S (IS_SYNC): generic_write_sync makes every write durable */
 	if (r > 0 && sync) {
 		err = f2fs_fsync(sb, ino, false);
@@ -134,20 +119,10 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 	struct f2fs_timespec now;
 	int err;
 
-	if (!writable(sb))
-		return -EROFS;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
 	if (err)
 		return err;
-	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
 	f2fs_now(&now);
-	/* freed by an unlink since the caller found it: nothing to change */
-	if (inode->unhashed) {
-		err = -ESTALE;
-		goto out;
-	}
 	/* f2fs_setattr and the VFS: an append-only inode keeps its size, owner,
 	 * mode and given times; an immutable one everything */
 	if (f2fs_is_immutable(inode) ||
@@ -201,9 +176,7 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 	if (!err)
 		f2fs_fill_stat(sb, inode, st);
 out:
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	return err;
 }
 
@@ -217,16 +190,10 @@ int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *
 
 	if (killed)
 		*killed = 0;
-	if (!writable(sb))
-		return -EROFS;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
-	if (inode->unhashed) {
-		err = -ESTALE;	/* freed since the caller found it */
-	} else if (S_ISREG(inode->mode)) {
+	if (S_ISREG(inode->mode)) {
 		if (inode->mode & S_ISUID)
 			kill |= S_ISUID;
 		/* without group-exec it is mandatory locking, kept for the group's members */
@@ -246,9 +213,7 @@ int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *
 		if (!err && killed)
 			*killed = kill;
 	}
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	return err;
 }
 
@@ -270,7 +235,7 @@ static bool atime_needs_update(struct f2fs_sb *sb, const struct f2fs_inode *inod
 	const uint8_t *n = inode->node;
 	int64_t atime = (int64_t)get_le64(n + I_ATIME);
 
-	if (!writable(sb) || sb->opts.atime == F2FS_ATIME_NONE || (inode->flags & F2FS_NOATIME_FL))
+	if (!f2fs_writable(sb) || sb->opts.atime == F2FS_ATIME_NONE || (inode->flags & F2FS_NOATIME_FL))
 		return false;
 	if (!S_ISREG(inode->mode) && !S_ISDIR(inode->mode))
 		return false;
@@ -292,7 +257,7 @@ bool f2fs_atime_due(struct f2fs_sb *sb, uint32_t ino)
 	struct f2fs_timespec now;
 	bool due;
 
-	if (!writable(sb) || f2fs_iget_req(sb, ino, &inode))
+	if (!f2fs_writable(sb) || f2fs_iget_req(sb, ino, &inode))
 		return false;
 	f2fs_now(&now);
 	pthread_rwlock_rdlock(&inode->lock);
@@ -309,7 +274,7 @@ int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino)
 	bool due;
 	int err;
 
-	if (!writable(sb) || sb->opts.atime == F2FS_ATIME_NONE)
+	if (!f2fs_writable(sb) || sb->opts.atime == F2FS_ATIME_NONE)
 		return 0;
 	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
@@ -320,7 +285,8 @@ int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino)
 	due = atime_needs_update(sb, inode, &now);
 	pthread_rwlock_unlock(&inode->lock);
 	if (due) {
-		pthread_rwlock_rdlock(&sb->cp_rwsem);
+		/* the inode is held already: f2fs_begin_op's locks only */
+		f2fs_lock_op(sb);
 		pthread_rwlock_wrlock(&inode->lock);
 		/* an unlinked inode freed meanwhile has nothing left to date */
 		if (!inode->unhashed && atime_needs_update(sb, inode, &now)) {
@@ -328,7 +294,7 @@ int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino)
 			err = f2fs_mark_inode_dirty(sb, inode);
 		}
 		pthread_rwlock_unlock(&inode->lock);
-		pthread_rwlock_unlock(&sb->cp_rwsem);
+		f2fs_unlock_op(sb);
 	}
 	f2fs_iput(sb, inode);
 	return err;
@@ -399,7 +365,7 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 	uint64_t end = off + len;
 	int err;
 
-	if (!writable(sb))
+	if (!f2fs_writable(sb))
 		return -EROFS;
 	if (!len || end < off)
 		return -EINVAL;
@@ -407,16 +373,9 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
 	if (err)
 		return err;
-	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
-	if (inode->unhashed) {
-		err = -ESTALE;
-		goto out;
-	}
 	if (!S_ISREG(inode->mode)) {
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
@@ -484,9 +443,7 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 			err = derr;
 	}
 out:
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	return err;
 }
 
@@ -505,13 +462,11 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	bool need_cp;
 	int err;
 
-	if (!writable(sb))
+	if (!f2fs_writable(sb))
 		return 0;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
 	need_cp = !S_ISREG(inode->mode) || inode->links != 1 ||
 		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
 		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint;
@@ -520,9 +475,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 		if (!err)
 			err = f2fs_dev_flush(sb->dev);
 	}
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	if (need_cp)
 		err = f2fs_sync_fs(sb, false);
 	return err;
@@ -536,26 +489,17 @@ static int change_xattr(struct f2fs_sb *sb, uint32_t ino, const char *name, cons
 	struct f2fs_timespec now;
 	int err;
 
-	if (!writable(sb))
-		return -EROFS;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, value ? F2FS_OP_BALANCE : 0, &inode);
 	if (err)
 		return err;
-	if (value)
-		f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
 	/* xattr_permission */
-	err = inode->unhashed ? -ESTALE : f2fs_is_pinned(inode) ? -EPERM :
-	      f2fs_xattr_set(sb, inode, name, value, size, flags);
+	err = f2fs_is_pinned(inode) ? -EPERM : f2fs_xattr_set(sb, inode, name, value, size, flags);
 	if (!err) {
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 		err = f2fs_mark_inode_dirty(sb, inode);
 	}
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	return err;
 }
 
@@ -573,6 +517,32 @@ int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name)
 	return change_xattr(sb, ino, name, NULL, 0, F2FS_XATTR_REPLACE);
 }
 
+/* FS_IOC_SET_ENCRYPTION_POLICY: on an empty directory, or its own policy again */
+int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_writable(sb))
+		return -EROFS;
+	err = f2fs_crypt_check_policy(sb, ino, p);
+	if (err)
+		return err;
+	err = f2fs_begin_op(sb, ino, 0, &inode);
+	if (err)
+		return err;
+	if (!S_ISDIR(inode->mode))
+		err = -ENOTDIR;
+	else if (!inode->links)
+		err = -ENOENT;	/* IS_DEADDIR: removed while open */
+	else if (!f2fs_is_encrypted(inode) && (err = f2fs_empty_dir(sb, inode)) <= 0)
+		err = err ? err : -ENOTEMPTY;
+	else
+		err = f2fs_crypt_set_policy(sb, inode, p);
+	f2fs_end_op(sb, inode);
+	return err;
+}
+
 /* Periodic checkpoint: as the kernel's checkpoint thread with cp_interval. */
 void f2fs_maintenance(struct f2fs_sb *sb)
 {
@@ -580,7 +550,7 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 	unsigned int interval = sb->opts.checkpoint_interval ? sb->opts.checkpoint_interval : 60;
 	bool dirty;
 
-	if (!writable(sb))
+	if (!f2fs_writable(sb))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (!sb->last_cp_time)
@@ -608,22 +578,16 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	uint32_t next;
 	int err;
 
-	if (!writable(sb))
+	if (!f2fs_writable(sb))
 		return -EROFS;
 	/* f2fs_fileattr_set: bits it would not even report are refused, the
 	 * reported but unsettable ones (encrypt, inline data, ...) ignored */
 	if (fsflags & ~F2FS_GETTABLE_FS_FL)
 		return -EOPNOTSUPP;
-	err = f2fs_iget_req(sb, ino, &inode);
+	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	pthread_rwlock_wrlock(&inode->lock);
 	next = (inode->flags & ~F2FS_SETTABLE_FS_FL) | (fsflags & F2FS_SETTABLE_FS_FL);
-	if (inode->unhashed) {
-		err = -ESTALE;
-		goto out;
-	}
 	if ((next ^ inode->flags) & UNCHANGEABLE_FL) {
 		err = -EOPNOTSUPP;
 		goto out;
@@ -635,8 +599,6 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 		err = f2fs_mark_inode_dirty(sb, inode);
 	}
 out:
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
-	f2fs_iput(sb, inode);
+	f2fs_end_op(sb, inode);
 	return err;
 }

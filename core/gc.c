@@ -383,7 +383,7 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 	uint32_t free_segs, prefree = 0, low;
 	bool need;
 
-	if (sb->opts.readonly || !sb->sm)
+	if (!f2fs_writable(sb))
 		return;
 	/*
 	 * has_not_enough_free_secs: the reserved segments (mkfs sized them for
@@ -409,7 +409,7 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 	if (free_segs >= low && !need)
 		return;
 	/* still short: foreground cleaning, a few sections at a time */
-	pthread_rwlock_wrlock(&sb->cp_rwsem);
+	f2fs_lock_all(sb);
 	for (int round = 0; round < 8; round++) {
 		uint32_t freed = 0;
 
@@ -421,7 +421,7 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 		if (f2fs_gc_locked(sb, F2FS_GC_GREEDY, 4, &freed) || !freed)
 			break;
 	}
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_unlock_all(sb);
 }
 
 /*
@@ -433,7 +433,7 @@ void f2fs_background_gc(struct f2fs_sb *sb)
 {
 	uint32_t free_segs, nsegs = sb->segment_count_main;
 
-	if (sb->opts.readonly || !sb->sm)
+	if (!f2fs_writable(sb))
 		return;
 	pthread_mutex_lock(&sb->sm->lock);
 	free_segs = sb->sm->free_segments;
@@ -441,8 +441,8 @@ void f2fs_background_gc(struct f2fs_sb *sb)
 	if (free_segs * 5 >= nsegs)
 		return;
 	/* never wait behind busy writers: the upkeep thread must stay cheap */
-	if (pthread_rwlock_trywrlock(&sb->cp_rwsem))
+	if (!f2fs_trylock_all(sb))
 		return;
 	f2fs_gc_locked(sb, F2FS_GC_COST_BENEFIT, 1, NULL);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_unlock_all(sb);
 }

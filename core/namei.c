@@ -4,9 +4,10 @@
  * rmdir and rename; an inode whose last name goes is freed at once, or
  * becomes an orphan until its last open handle closes (inode.c).
  *
- * Locking: every operation holds sb->cp_rwsem shared, then the directory
- * inodes (two directories in inode-number order, with rename_lock held
- * across directories), then the child inodes.
+ * Locking: every operation begins with f2fs_begin_op (cp_rwsem shared, the
+ * directory's lock), then takes the child inodes; rename locks its two
+ * directories in inode-number order, with rename_lock held across
+ * directories.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +62,6 @@ static int must_be_empty(struct f2fs_sb *sb, struct f2fs_inode *dir)
 	int r = f2fs_empty_dir(sb, dir);
 
 	return r < 0 ? r : r ? 0 : -ENOTEMPTY;
-}
-
-static bool writable(struct f2fs_sb *sb)
-{
-	return !sb->opts.readonly && sb->sm;
 }
 
 /* inode_init_owner: setgid directories pass their group (and the bit to subdirectories). */
@@ -140,16 +136,13 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 
 	if (err)
 		return err;
-	if (!writable(sb))
+	if (!f2fs_writable(sb))
 		return -EROFS;
 	if (target && (strlen(target) == 0 || strlen(target) >= F2FS_BLKSIZE))
 		return strlen(target) ? -ENAMETOOLONG : -ENOENT;
-	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	err = get_dir(sb, dir_ino, &dir);
+	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR, &dir);
 	if (err)
-		goto out_cp;
-	pthread_rwlock_wrlock(&dir->lock);
+		return err;
 	dsync = dir->flags & F2FS_DIRSYNC_FL;
 	if (!dir->links) {
 		err = -ENOENT;	/* the directory was removed */
@@ -214,10 +207,7 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 out_inode:
 	f2fs_iput(sb, inode);
 out_dir:
-	pthread_rwlock_unlock(&dir->lock);
-	f2fs_iput(sb, dir);
-out_cp:
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_end_op(sb, dir);
 	return dirsync(sb, err, dsync);
 }
 
@@ -260,22 +250,17 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 
 	if (err)
 		return err;
-	if (!writable(sb))
-		return -EROFS;
-	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	err = get_dir(sb, dir_ino, &dir);
+	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR, &dir);
 	if (err)
-		goto out_cp;
+		return err;
 	dsync = dir->flags & F2FS_DIRSYNC_FL;
 	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)
-		goto out_dir_ref;
+		goto out_dir;
 	if (S_ISDIR(inode->mode)) {
 		err = -EPERM;
 		goto out_inode_ref;
 	}
-	pthread_rwlock_wrlock(&dir->lock);
 	pthread_rwlock_wrlock(&inode->lock);
 	if (!inode->links) {
 		err = -ENOENT;
@@ -313,13 +298,10 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 		f2fs_fill_stat(sb, inode, st);
 out:
 	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_unlock(&dir->lock);
 out_inode_ref:
 	f2fs_iput(sb, inode);
-out_dir_ref:
-	f2fs_iput(sb, dir);
-out_cp:
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+out_dir:
+	f2fs_end_op(sb, dir);
 	return dirsync(sb, err, dsync);
 }
 
@@ -340,14 +322,9 @@ static int do_unlink(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 		return rmdir ? -EINVAL : -EISDIR;
 	if (len == 2 && name[0] == '.' && name[1] == '.')
 		return rmdir ? -ENOTEMPTY : -EISDIR;
-	if (!writable(sb))
-		return -EROFS;
-	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
-	err = get_dir(sb, dir_ino, &dir);
+	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR, &dir);
 	if (err)
-		goto out_cp;
-	pthread_rwlock_wrlock(&dir->lock);
+		return err;
 	dsync = dir->flags & F2FS_DIRSYNC_FL;
 	err = f2fs_dir_lookup(sb, dir, name, len, &ino, &ftype);
 	if (err)
@@ -389,10 +366,7 @@ out:
 	pthread_rwlock_unlock(&inode->lock);
 	f2fs_iput(sb, inode);
 out_dir:
-	pthread_rwlock_unlock(&dir->lock);
-	f2fs_iput(sb, dir);
-out_cp:
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_end_op(sb, dir);
 	return dirsync(sb, err, dsync);
 }
 
@@ -482,11 +456,12 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 		err = olen ? -ENAMETOOLONG : -ENOENT;
 	if (err)
 		return err == -EEXIST ? -EBUSY : err;
-	if (!writable(sb))
+	if (!f2fs_writable(sb))
 		return -EROFS;
 	cross = odir_ino != ndir_ino;
+	/* two directories: f2fs_begin_op's steps, with both locked in inode order */
 	f2fs_balance_fs(sb);
-	pthread_rwlock_rdlock(&sb->cp_rwsem);
+	f2fs_lock_op(sb);
 	if (cross)
 		pthread_mutex_lock(&sb->rename_lock);
 	err = get_dir(sb, odir_ino, &odir);
@@ -646,6 +621,6 @@ out:
 	f2fs_iput(sb, odir);
 	if (cross)
 		pthread_mutex_unlock(&sb->rename_lock);
-	pthread_rwlock_unlock(&sb->cp_rwsem);
+	f2fs_unlock_op(sb);
 	return dirsync(sb, err, dsync);
 }

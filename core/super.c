@@ -439,7 +439,7 @@ int f2fs_umount(struct f2fs_sb *sb)
 
 	if (!sb)
 		return 0;
-	if (!sb->opts.readonly && sb->sm) {
+	if (f2fs_writable(sb)) {
 		if (atomic_load(&sb->need_fsck))
 			f2fs_warn(sb, "an inconsistency was found: the last checkpoint asks for fsck");
 		err = f2fs_sync_fs(sb, true);

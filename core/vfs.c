@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The core's public entry points (api.h): each takes an inode reference
- * for the duration of the call and dispatches to the mechanism files.
+ * The core's public entry points (api.h) for reads: each takes an inode
+ * reference for the duration of the call and dispatches to the mechanism
+ * files; and the prologue every changing entry point (file.c, namei.c)
+ * begins with.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,42 @@
 
 static ssize_t symlink_target(struct f2fs_sb *sb, struct f2fs_inode *inode, char *buf,
 			      size_t size);
+
+int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f2fs_inode **out)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_writable(sb))
+		return -EROFS;
+	if (flags & F2FS_OP_BALANCE)
+		f2fs_balance_fs(sb);
+	f2fs_lock_op(sb);
+	err = f2fs_iget_req(sb, ino, &inode);
+	if (!err && (flags & F2FS_OP_DIR) && !S_ISDIR(inode->mode)) {
+		f2fs_iput(sb, inode);
+		err = -ENOTDIR;
+	}
+	if (err) {
+		f2fs_unlock_op(sb);
+		return err;
+	}
+	pthread_rwlock_wrlock(&inode->lock);
+	if (inode->unhashed) {
+		/* freed since the caller found it: no change may rewrite a freed node */
+		f2fs_end_op(sb, inode);
+		return -ESTALE;
+	}
+	*out = inode;
+	return 0;
+}
+
+void f2fs_end_op(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_unlock_op(sb);
+	f2fs_iput(sb, inode);
+}
 
 static void getattr_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_stat *st)
 {
