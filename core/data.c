@@ -24,7 +24,7 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 	struct dnode_of_data dn;
 	struct f2fs_extent ext;
 	const uint8_t *addrs;
-	uint32_t naddrs, ofs, a0, n, i;
+	uint32_t naddrs, ofs, a0, n;
 	int err;
 
 	if (!maxlen)
@@ -53,20 +53,7 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 	a0 = get_le32(addrs + 4 * ofs);
 	if (a0 == COMPRESS_ADDR)
 		return -EOPNOTSUPP;
-	/* cache every mapped run of this node: sequential reads come next */
-	for (i = ofs; i < naddrs;) {
-		uint32_t a = get_le32(addrs + 4 * i);
-
-		if (is_hole(a) || a == COMPRESS_ADDR) {
-			i++;
-			continue;
-		}
-		for (n = 1; i + n < naddrs && get_le32(addrs + 4 * (i + n)) == a + n; n++)
-			;
-		if (f2fs_valid_main_blkaddr(sb, a) && (uint64_t)a + n <= f2fs_main_end_blkaddr(sb))
-			f2fs_extent_insert(&inode->et, lblk + (i - ofs), a, n);
-		i += n;
-	}
+	f2fs_update_extent_cache(sb, &dn, lblk);
 	if (is_hole(a0)) {
 		for (n = 1; ofs + n < naddrs && n < maxlen &&
 			    get_le32(addrs + 4 * (ofs + n)) == a0; n++)
@@ -363,8 +350,6 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 				f2fs_invalidate_block(sb, old);
 			}
 			put_le32(dn->addrs + 4 * i, addr);
-			if (dir_inode(inode))
-				f2fs_cache_invalidate(sb->cache, old);
 			pos += n;
 			if (err)
 				break;
@@ -380,7 +365,7 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 	ferr = f2fs_plug_flush(plug);
 	if (!err)
 		err = ferr;
-	f2fs_inode_drop_largest_extent(inode, off / F2FS_BLKSIZE,
+	f2fs_drop_extent_cache(inode, off / F2FS_BLKSIZE,
 				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
 	if (written)
 		*written = (size_t)(pos - off);
@@ -540,7 +525,7 @@ int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t st
 		err = f2fs_put_dnode(sb, &dn);
 		if (err)
 			break;
-		f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+		f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
 	}
 	return err;
 }

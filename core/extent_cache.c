@@ -4,6 +4,10 @@
  * (fofs, blk, len) runs learned from node walks, plus the on-disk largest
  * extent.  A large sequential read then maps many blocks per lookup
  * instead of walking the node tree for each one.
+ *
+ * It keeps itself coherent: whoever remaps blocks (writes, truncation,
+ * roll-forward, cleaning) calls f2fs_drop_extent_cache, which forgets
+ * what may be stale here and in the inode's on-disk largest extent.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +82,8 @@ void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk
 		return;
 	pthread_mutex_lock(&et->lock);
 	i = search(et, fofs);
-	/* overlapping runs describe the same mapping (the tree is read-only for
-	 * now), so an overlap means we already know this range: keep the old one */
+	/* remapping drops the tree (f2fs_drop_extent_cache), so an overlapping run
+	 * describes the same mapping: we already know this range, keep the old one */
 	if (i < et->nr && et->ext[i].fofs < fofs + len)
 		goto out;
 	/* merge with the neighbours when logically and physically adjacent */
@@ -124,4 +128,47 @@ void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk
 	et->nr++;
 out:
 	pthread_mutex_unlock(&et->lock);
+}
+
+/*
+ * Learn every mapped run of a direct node, from slot dn->ofs_in_node on
+ * (file block lblk): a sequential read wants the following ones next.
+ * Runs reaching outside the main area are left to the mapping to report.
+ */
+void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn, uint32_t lblk)
+{
+	const uint8_t *addrs = dn->addrs;
+	uint32_t ofs = dn->ofs_in_node, n;
+
+	for (uint32_t i = ofs; i < dn->naddrs;) {
+		uint32_t a = get_le32(addrs + 4 * i);
+
+		if (a == NULL_ADDR || a == NEW_ADDR || a == COMPRESS_ADDR) {
+			i++;
+			continue;
+		}
+		for (n = 1; i + n < dn->naddrs && get_le32(addrs + 4 * (i + n)) == a + n; n++)
+			;
+		if (f2fs_valid_main_blkaddr(sb, a) && (uint64_t)a + n <= f2fs_main_end_blkaddr(sb))
+			f2fs_extent_insert(&dn->inode->et, lblk + (i - ofs), a, n);
+		i += n;
+	}
+}
+
+/*
+ * Blocks [fofs, fofs + len) of inode are being remapped.  The on-disk
+ * largest extent is a hint every reader trusts, so it goes if it touches
+ * the range; the runs in memory go altogether (a tree rebuilt on demand
+ * costs less than splitting runs on every write).
+ */
+void f2fs_drop_extent_cache(struct f2fs_inode *inode, uint64_t fofs, uint64_t len)
+{
+	uint32_t efofs = get_le32(inode->node + I_EXT), elen = get_le32(inode->node + I_EXT + 8);
+
+	if (elen && fofs < (uint64_t)efofs + elen && fofs + len > efofs)
+		memset(inode->node + I_EXT, 0, 12);
+	pthread_mutex_lock(&inode->et.lock);
+	inode->et.nr = 0;
+	inode->et.largest.len = 0;
+	pthread_mutex_unlock(&inode->et.lock);
 }

@@ -148,6 +148,12 @@ void f2fs_extent_tree_init(struct f2fs_extent_tree *et, const struct f2fs_extent
 void f2fs_extent_tree_destroy(struct f2fs_extent_tree *et);
 bool f2fs_extent_lookup(struct f2fs_extent_tree *et, uint32_t lblk, struct f2fs_extent *out);
 void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk, uint32_t len);
+/* Learn the mapped runs of a direct node from its slot ofs_in_node (file block lblk) on. */
+struct dnode_of_data;
+void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn, uint32_t lblk);
+/* Blocks [fofs, fofs + len) are remapped: forget what may be stale, in i_ext too. */
+struct f2fs_inode;
+void f2fs_drop_extent_cache(struct f2fs_inode *inode, uint64_t fofs, uint64_t len);
 
 /* ======================= in-memory inode (inode.c) ======================= */
 
@@ -196,7 +202,6 @@ enum { F2FS_TIME_ATIME, F2FS_TIME_MTIME, F2FS_TIME_CTIME, F2FS_TIME_CRTIME };
 void f2fs_inode_set_time(struct f2fs_inode *inode, int which, const struct f2fs_timespec *ts);
 void f2fs_now(struct f2fs_timespec *ts);
 int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode);
-void f2fs_inode_drop_largest_extent(struct f2fs_inode *inode, uint64_t fofs, uint64_t len);
 int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, uint32_t uid,
 		   uint32_t gid, struct f2fs_inode **out);
 /* platform.c: bytes from the OS's CSPRNG (generation numbers, nonces) */
@@ -621,8 +626,6 @@ int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n);
 int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);
 uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
-/* Is blkaddr inside the main area? (f2fs_is_valid_blkaddr for DATA/NODE) */
-bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr);
 uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
 
 /* ======================= checkpoint (checkpoint.c) ======================= */
@@ -844,6 +847,11 @@ static inline uint32_t f2fs_seg_start_blkaddr(const struct f2fs_sb *sb, uint32_t
 static inline uint32_t f2fs_main_end_blkaddr(const struct f2fs_sb *sb)
 {
 	return sb->main_blkaddr + (sb->segment_count_main << sb->log_blocks_per_seg);
+}
+/* Is blkaddr inside the main area? (f2fs_is_valid_blkaddr for DATA/NODE) */
+static inline bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr)
+{
+	return blkaddr >= sb->main_blkaddr && blkaddr < f2fs_main_end_blkaddr(sb);
 }
 
 /* ======================= messages (msg.c) ======================= */

@@ -184,8 +184,7 @@ static int gc_commit_move(struct f2fs_sb *sb, const struct gc_move *mv, uint8_t 
 	}
 	if (!err) {
 		f2fs_invalidate_block(sb, mv->old);
-		f2fs_cache_invalidate(sb->cache, mv->old);
-		f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+		f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
 		err = f2fs_mark_inode_dirty(sb, inode);	/* i_addr or i_ext changed */
 	}
 	pthread_rwlock_unlock(&inode->lock);

@@ -470,22 +470,6 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return f2fs_set_node_dirty(sb, inode->ino, n);
 }
 
-/* Drop the on-disk largest extent if [fofs, fofs+len) touches it: it is a
- * hint every reader trusts, so it must never describe stale blocks. */
-void f2fs_inode_drop_largest_extent(struct f2fs_inode *inode, uint64_t fofs, uint64_t len)
-{
-	uint32_t efofs = get_le32(inode->node + I_EXT), elen = get_le32(inode->node + I_EXT + 8);
-
-	if (elen && fofs < (uint64_t)efofs + elen && fofs + len > efofs) {
-		memset(inode->node + I_EXT, 0, 12);
-	}
-	/* the in-memory tree may hold any part of the range */
-	pthread_mutex_lock(&inode->et.lock);
-	inode->et.nr = 0;
-	inode->et.largest.len = 0;
-	pthread_mutex_unlock(&inode->et.lock);
-}
-
 /*
  * f2fs_new_inode: allocate an inode for a new entry in dir, initialised
  * as the kernel's f2fs_new_inode with the default mount options

@@ -400,7 +400,7 @@ int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uin
 		}
 		first += span;
 	}
-	f2fs_inode_drop_largest_extent(inode, from, UINT32_MAX);
+	f2fs_drop_extent_cache(inode, from, UINT32_MAX);
 	return err;
 }
 
@@ -557,10 +557,7 @@ int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_ino
 		free(d);
 	}
 	pthread_mutex_unlock(&t->lock);
-	if (ni.blkaddr != NEW_ADDR && ni.blkaddr != NULL_ADDR) {
-		f2fs_invalidate_block(sb, ni.blkaddr);
-		f2fs_cache_invalidate(sb->cache, ni.blkaddr);
-	}
+	f2fs_invalidate_block(sb, ni.blkaddr);
 	f2fs_set_node_addr(sb, nid, ino, NULL_ADDR);
 	pthread_mutex_lock(&sb->nm->lock);
 	sb->nm->valid_node_count--;
@@ -692,10 +689,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 			if (!wb->n)
 				wb->start = addr;
 			wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };
-			if (ni.blkaddr != NEW_ADDR && ni.blkaddr != NULL_ADDR) {
-				f2fs_invalidate_block(sb, ni.blkaddr);
-				f2fs_cache_invalidate(sb->cache, ni.blkaddr);
-			}
+			f2fs_invalidate_block(sb, ni.blkaddr);
 			f2fs_set_node_addr(sb, d->nid, f2fs_node_ino(d->data), addr);
 		}
 		if (!err)
@@ -778,10 +772,7 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 		if (!wb->n)
 			wb->start = addr;
 		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };
-		if (ni.blkaddr != NEW_ADDR && ni.blkaddr != NULL_ADDR) {
-			f2fs_invalidate_block(sb, ni.blkaddr);
-			f2fs_cache_invalidate(sb->cache, ni.blkaddr);
-		}
+		f2fs_invalidate_block(sb, ni.blkaddr);
 		f2fs_set_node_addr(sb, d->nid, ino, addr);
 	}
 	if (!err)

@@ -384,7 +384,7 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 	}
 	if (!err)
 		err = f2fs_put_dnode(sb, &dn);
-	f2fs_inode_drop_largest_extent(inode, 0, UINT32_MAX);
+	f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
 	if (err || ofs != 0)
 		return err;
 xattr:

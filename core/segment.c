@@ -10,11 +10,6 @@
 
 #include "f2fs.h"
 
-bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t blkaddr)
-{
-	return blkaddr >= sb->main_blkaddr && blkaddr < f2fs_main_end_blkaddr(sb);
-}
-
 /* current_sit_addr: the SIT is shadow-paged like the NAT. */
 uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno)
 {
@@ -593,6 +588,7 @@ void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr)
 	se = &sm->sentries[segno];
 	if (!f2fs_test_bit(off, se->cur_valid_map)) {
 		pthread_mutex_unlock(&sm->lock);
+		f2fs_cache_invalidate(sb->cache, blkaddr);
 		f2fs_corrupted(sb, "SIT: block 0x%x freed twice", blkaddr);
 		return;
 	}
@@ -600,7 +596,8 @@ void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr)
 	se->valid_blocks--;
 	mark_sit_dirty(sm, segno);
 	pthread_mutex_unlock(&sm->lock);
-	/* a dead block must never be served from the cache once reused */
+	/* a dead block must never be served from the cache once reused: the
+	 * one place that drops it (callers need not) */
 	f2fs_cache_invalidate(sb->cache, blkaddr);
 }
 
