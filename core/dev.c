@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Device I/O: bios of 4 KiB blocks to an image file, a block device, or a
- * memory buffer, with vectored I/O, optional O_DIRECT, the inline-crypto
- * hook, and request-size statistics.
+ * Device I/O: bios of 4 KiB blocks with vectored I/O, optional O_DIRECT,
+ * the inline-crypto hook and request-size statistics, over one of three
+ * backends behind struct f2fs_dev_ops (as erofs-utils' erofs_vfops): an
+ * image file, a block device, or a memory buffer (read-only, or writable
+ * for tests that drive the write path without a file).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,11 +28,24 @@ struct bounce {
 	uint32_t nr;		/* blocks */
 };
 
+struct f2fs_dev;
+
+/* A backend: whole-block transfers at byte offsets the generic layer has checked. */
+struct f2fs_dev_ops {
+	/* all `total` bytes of iov at off, or an error (never a short transfer) */
+	int (*rw)(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		  uint64_t off, size_t total);
+	int (*flush)(struct f2fs_dev *dev);
+	int (*discard)(struct f2fs_dev *dev, uint64_t off, uint64_t len);
+	void (*release)(struct f2fs_dev *dev);
+};
+
 struct f2fs_dev {
-	int fd;			/* -1 for a memory device */
-	const uint8_t *mem;
+	const struct f2fs_dev_ops *ops;
+	int fd;			/* file and block device backends */
+	uint8_t *mem;		/* memory backend (written only when !readonly) */
 	uint64_t size;		/* bytes */
-	bool readonly, direct, is_blkdev;
+	bool readonly, direct;
 
 	pthread_mutex_t bounce_lock;
 	struct bounce bounce[BOUNCE_POOL];
@@ -71,12 +86,13 @@ void *f2fs_alloc_blocks(size_t nr)
 	return p;
 }
 
-static struct f2fs_dev *dev_alloc(void)
+static struct f2fs_dev *dev_alloc(const struct f2fs_dev_ops *ops)
 {
 	struct f2fs_dev *dev = calloc(1, sizeof(*dev));
 
 	if (!dev)
 		return NULL;
+	dev->ops = ops;
 	dev->fd = -1;
 	if (pthread_mutex_init(&dev->bounce_lock, NULL)) {
 		free(dev);
@@ -112,60 +128,6 @@ static void bounce_put(struct f2fs_dev *dev, struct bounce b)
 	}
 	pthread_mutex_unlock(&dev->bounce_lock);
 	free(b.buf);
-}
-
-int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out)
-{
-	struct f2fs_dev *dev = dev_alloc();
-	int err;
-
-	if (!dev)
-		return -ENOMEM;
-	err = f2fs_plat_open_device(path, readonly, direct, &dev->fd, &dev->size,
-				    &dev->is_blkdev);
-	if (err) {
-		f2fs_dev_close(dev);
-		return err;
-	}
-	dev->readonly = readonly;
-	dev->direct = direct;
-	*out = dev;
-	return 0;
-}
-
-int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out)
-{
-	struct f2fs_dev *dev = dev_alloc();
-
-	if (!dev)
-		return -ENOMEM;
-	dev->mem = buf;
-	dev->size = len;
-	dev->readonly = true;
-	*out = dev;
-	return 0;
-}
-
-void f2fs_dev_close(struct f2fs_dev *dev)
-{
-	if (!dev)
-		return;
-	if (dev->fd >= 0)
-		close(dev->fd);
-	for (int i = 0; i < dev->nr_bounce; i++)
-		free(dev->bounce[i].buf);
-	pthread_mutex_destroy(&dev->bounce_lock);
-	free(dev);
-}
-
-uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev)
-{
-	return dev->size / F2FS_BLKSIZE;
-}
-
-bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev)
-{
-	return dev->is_blkdev;
 }
 
 static bool iov_aligned(const struct iovec *iov, int n)
@@ -228,6 +190,134 @@ static int fd_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov_in, i
 	return 0;
 }
 
+/* ---- the file and block device backends ---- */
+
+static int fd_flush(struct f2fs_dev *dev)
+{
+	return fsync(dev->fd) < 0 ? -errno : 0;
+}
+
+/* an image file gives discarded blocks back as a punched hole */
+static int file_discard(struct f2fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return f2fs_plat_discard(dev->fd, false, off, len);
+}
+
+static int blkdev_discard(struct f2fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return f2fs_plat_discard(dev->fd, true, off, len);
+}
+
+static void fd_release(struct f2fs_dev *dev)
+{
+	if (dev->fd >= 0)
+		close(dev->fd);
+}
+
+static const struct f2fs_dev_ops file_ops = {
+	.rw = fd_rw, .flush = fd_flush, .discard = file_discard, .release = fd_release,
+};
+static const struct f2fs_dev_ops blkdev_ops = {
+	.rw = fd_rw, .flush = fd_flush, .discard = blkdev_discard, .release = fd_release,
+};
+
+/* ---- the memory backend: the buffer is the caller's and outlives the device ---- */
+
+static int mem_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		  uint64_t off, size_t total)
+{
+	if (write)
+		iov_gather(iov, iovcnt, dev->mem + off);
+	else
+		iov_scatter(iov, iovcnt, dev->mem + off);
+	return 0;
+}
+
+static int mem_flush(struct f2fs_dev *dev)
+{
+	return 0;
+}
+
+/* nothing to give back; the blocks keep their bytes, as on a device without discard */
+static int mem_discard(struct f2fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return 0;
+}
+
+static void mem_release(struct f2fs_dev *dev)
+{
+}
+
+static const struct f2fs_dev_ops mem_ops = {
+	.rw = mem_rw, .flush = mem_flush, .discard = mem_discard, .release = mem_release,
+};
+
+int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out)
+{
+	struct f2fs_dev *dev = dev_alloc(&file_ops);
+	bool is_blkdev;
+	int err;
+
+	if (!dev)
+		return -ENOMEM;
+	err = f2fs_plat_open_device(path, readonly, direct, &dev->fd, &dev->size, &is_blkdev);
+	if (err) {
+		f2fs_dev_close(dev);
+		return err;
+	}
+	if (is_blkdev)
+		dev->ops = &blkdev_ops;
+	dev->readonly = readonly;
+	dev->direct = direct;
+	*out = dev;
+	return 0;
+}
+
+static int open_mem(void *buf, size_t len, bool readonly, struct f2fs_dev **out)
+{
+	struct f2fs_dev *dev = dev_alloc(&mem_ops);
+
+	if (!dev)
+		return -ENOMEM;
+	dev->mem = buf;
+	dev->size = len;
+	dev->readonly = readonly;
+	*out = dev;
+	return 0;
+}
+
+int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out)
+{
+	/* never written: readonly refuses writes before any backend sees them */
+	return open_mem((void *)buf, len, true, out);
+}
+
+int f2fs_dev_open_mem_rw(void *buf, size_t len, struct f2fs_dev **out)
+{
+	return open_mem(buf, len, false, out);
+}
+
+void f2fs_dev_close(struct f2fs_dev *dev)
+{
+	if (!dev)
+		return;
+	dev->ops->release(dev);
+	for (int i = 0; i < dev->nr_bounce; i++)
+		free(dev->bounce[i].buf);
+	pthread_mutex_destroy(&dev->bounce_lock);
+	free(dev);
+}
+
+uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev)
+{
+	return dev->size / F2FS_BLKSIZE;
+}
+
+bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev)
+{
+	return dev->ops == &blkdev_ops;
+}
+
 static int do_crypt(const struct f2fs_crypt_ctx *c, bool enc, const struct iovec *iov,
 		    int iovcnt, uint8_t *bounce)
 {
@@ -270,38 +360,30 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 	if (write && dev->readonly)
 		return -EROFS;
 
-	if (dev->mem) {
-		if (write)
-			return -EROFS;
-		iov_scatter(bio->iov, bio->iovcnt, dev->mem + off);
-	} else {
-		/* Encrypted writes and unaligned direct I/O go through a bounce buffer. */
-		bool need_bounce = (write && bio->crypt) ||
-				   (dev->direct && !iov_aligned(bio->iov, bio->iovcnt));
-		if (need_bounce) {
-			struct bounce b = bounce_get(dev, bio->nr_blocks);
-			uint8_t *bounce = b.buf;
+	/* Encrypted writes and unaligned direct I/O go through a bounce buffer. */
+	if ((write && bio->crypt) || (dev->direct && !iov_aligned(bio->iov, bio->iovcnt))) {
+		struct bounce b = bounce_get(dev, bio->nr_blocks);
+		uint8_t *bounce = b.buf;
 
-			if (!bounce)
-				return -ENOMEM;
-			biov.iov_base = bounce;
-			biov.iov_len = total;
-			if (write) {
-				if (bio->crypt)
-					err = do_crypt(bio->crypt, true, bio->iov, bio->iovcnt, bounce);
-				else
-					iov_gather(bio->iov, bio->iovcnt, bounce);
-				if (!err)
-					err = fd_rw(dev, true, &biov, 1, off, total);
-			} else {
-				err = fd_rw(dev, false, &biov, 1, off, total);
-				if (!err)
-					iov_scatter(bio->iov, bio->iovcnt, bounce);
-			}
-			bounce_put(dev, b);
+		if (!bounce)
+			return -ENOMEM;
+		biov.iov_base = bounce;
+		biov.iov_len = total;
+		if (write) {
+			if (bio->crypt)
+				err = do_crypt(bio->crypt, true, bio->iov, bio->iovcnt, bounce);
+			else
+				iov_gather(bio->iov, bio->iovcnt, bounce);
+			if (!err)
+				err = dev->ops->rw(dev, true, &biov, 1, off, total);
 		} else {
-			err = fd_rw(dev, write, bio->iov, bio->iovcnt, off, total);
+			err = dev->ops->rw(dev, false, &biov, 1, off, total);
+			if (!err)
+				iov_scatter(bio->iov, bio->iovcnt, bounce);
 		}
+		bounce_put(dev, b);
+	} else {
+		err = dev->ops->rw(dev, write, bio->iov, bio->iovcnt, off, total);
 	}
 	if (err)
 		return err;
@@ -335,12 +417,10 @@ int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr
 
 int f2fs_dev_flush(struct f2fs_dev *dev)
 {
-	if (dev->fd < 0 || dev->readonly)
+	if (dev->readonly)
 		return 0;
 	atomic_fetch_add(&dev->flushes, 1);
-	if (fsync(dev->fd) < 0)
-		return -errno;
-	return 0;
+	return dev->ops->flush(dev);
 }
 
 void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
@@ -359,10 +439,9 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
 /* Discard blocks: BLKDISCARD on a device, a punched hole in an image file. */
 int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr)
 {
-	if (dev->fd < 0 || dev->readonly || !nr)
+	if (dev->readonly || !nr)
 		return 0;
-	return f2fs_plat_discard(dev->fd, dev->is_blkdev, (uint64_t)blkaddr * F2FS_BLKSIZE,
-				 (uint64_t)nr * F2FS_BLKSIZE);
+	return dev->ops->discard(dev, (uint64_t)blkaddr * F2FS_BLKSIZE, (uint64_t)nr * F2FS_BLKSIZE);
 }
 
 /* ---- plugging: merging neighbouring bios into one device request ---- */

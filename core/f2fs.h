@@ -78,7 +78,9 @@ struct f2fs_bio {
 };
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out);
+/* Backends: an image file or block device, or a memory buffer (read-only or writable). */
 int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out);
+int f2fs_dev_open_mem_rw(void *buf, size_t len, struct f2fs_dev **out);
 void f2fs_dev_close(struct f2fs_dev *dev);
 uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev);
 bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev);
@@ -853,6 +855,10 @@ static inline bool f2fs_valid_main_blkaddr(const struct f2fs_sb *sb, uint32_t bl
 {
 	return blkaddr >= sb->main_blkaddr && blkaddr < f2fs_main_end_blkaddr(sb);
 }
+
+/* super.c: mount a device opened by the caller (tests: a writable memory device); the
+ * mount owns it from here on, and closes it on failure and at unmount */
+int f2fs_mount_dev(struct f2fs_dev *dev, const struct f2fs_mount_opts *opts, struct f2fs_sb **out);
 
 /* ======================= messages (msg.c) ======================= */
 

@@ -433,6 +433,18 @@ int f2fs_mount_mem(const void *buf, size_t len, const struct f2fs_mount_opts *op
 	return mount_common(sb, out);
 }
 
+int f2fs_mount_dev(struct f2fs_dev *dev, const struct f2fs_mount_opts *opts, struct f2fs_sb **out)
+{
+	struct f2fs_sb *sb = sb_alloc(opts);
+
+	if (!sb) {
+		f2fs_dev_close(dev);
+		return -ENOMEM;
+	}
+	sb->dev = dev;
+	return mount_common(sb, out);
+}
+
 int f2fs_umount(struct f2fs_sb *sb)
 {
 	int err = 0;

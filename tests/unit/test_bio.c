@@ -4,7 +4,8 @@
  * device request only when they are physically contiguous and either both
  * carry no crypt context or both use the same key with consecutive DUNs
  * (blk-crypto's rule); merged encrypted requests still encrypt each block
- * with its own DUN.  Runs against a temporary image file.
+ * with its own DUN.  Runs against a temporary image file, and against the
+ * memory backend, read-only and writable.
  */
 #include "check.h"
 
@@ -152,9 +153,69 @@ out:
 	free(back);
 }
 
+/* The memory backend: the same bios land in the caller's buffer. */
+static void mem_tests(void)
+{
+	enum { NB = 16 };
+	uint8_t *img = f2fs_alloc_blocks(NB), *data = f2fs_alloc_blocks(2), *back = f2fs_alloc_blocks(2);
+	struct iovec iov = { data, 2 * F2FS_BLKSIZE };
+	struct f2fs_bio w = { .op = F2FS_BIO_WRITE, .blkaddr = 3, .nr_blocks = 2, .iov = &iov,
+			      .iovcnt = 1 };
+	struct f2fs_io_stats st;
+	struct f2fs_dev *dev;
+	uint8_t k = 5;
+
+	if (!img || !data || !back)
+		goto out;
+	memset(img, 0xee, (size_t)NB * F2FS_BLKSIZE);
+	for (size_t i = 0; i < 2 * F2FS_BLKSIZE; i++)
+		data[i] = (uint8_t)(i * 13);
+
+	CHECK(f2fs_dev_open_mem(img, (size_t)NB * F2FS_BLKSIZE, &dev) == 0, "open read-only");
+	CHECK(f2fs_dev_nr_blocks(dev) == NB && !f2fs_dev_is_blkdev(dev), "geometry");
+	CHECK(f2fs_submit_bio(dev, &w) == -EROFS, "a read-only memory device refuses writes");
+	CHECK(img[3 * F2FS_BLKSIZE] == 0xee, "and leaves the buffer alone");
+	f2fs_dev_close(dev);
+
+	CHECK(f2fs_dev_open_mem_rw(img, (size_t)NB * F2FS_BLKSIZE, &dev) == 0, "open writable");
+	CHECK(f2fs_submit_bio(dev, &w) == 0, "write two blocks");
+	CHECK(!memcmp(img + 3 * F2FS_BLKSIZE, data, 2 * F2FS_BLKSIZE) &&
+	      img[5 * F2FS_BLKSIZE] == 0xee && img[3 * F2FS_BLKSIZE - 1] == 0xee,
+	      "they land in the buffer, nothing around them");
+	CHECK(f2fs_dev_read(dev, 3, back, 2) == 0 && !memcmp(back, data, 2 * F2FS_BLKSIZE),
+	      "and read back");
+	w.blkaddr = NB - 1;
+	CHECK(f2fs_submit_bio(dev, &w) == -EIO, "a write past the end: -EIO");
+	CHECK(f2fs_dev_flush(dev) == 0 && f2fs_dev_discard(dev, 0, 2) == 0, "flush, discard");
+	{
+		struct f2fs_crypt_ctx c = { &toy_ops, &k, 40 };
+		struct f2fs_bio e = { .op = F2FS_BIO_WRITE, .blkaddr = 8, .nr_blocks = 2, .iov = &iov,
+				      .iovcnt = 1, .crypt = &c };
+		struct iovec biov = { back, 2 * F2FS_BLKSIZE };
+		struct f2fs_bio r = { .op = F2FS_BIO_READ, .blkaddr = 8, .nr_blocks = 2, .iov = &biov,
+				      .iovcnt = 1, .crypt = &c };
+
+		CHECK(f2fs_submit_bio(dev, &e) == 0, "an encrypted write");
+		CHECK(img[8 * F2FS_BLKSIZE + 1] == (uint8_t)(data[1] ^ (uint8_t)(k + 40)) &&
+		      img[9 * F2FS_BLKSIZE + 1] == (uint8_t)(data[F2FS_BLKSIZE + 1] ^ (uint8_t)(k + 41)),
+		      "ciphertext in the buffer, per DUN");
+		CHECK(data[1] == 13, "the caller's plaintext is untouched");
+		CHECK(f2fs_submit_bio(dev, &r) == 0 && !memcmp(back, data, 2 * F2FS_BLKSIZE),
+		      "a read with the context decrypts");
+	}
+	f2fs_dev_get_stats(dev, &st);
+	CHECK_EQ_U64(st.writes, 2, "requests counted");
+	f2fs_dev_close(dev);
+out:
+	free(img);
+	free(data);
+	free(back);
+}
+
 int main(void)
 {
 	rule_tests();
 	plug_tests();
+	mem_tests();
 	return check_done("test_bio");
 }

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NAT updates on a writable memory mount: nids come from the free map and
+ * go back to it; a changed entry is seen at once through the NAT cache; a
+ * node removed after having a block bumps its version; a checkpoint puts
+ * a few entries into the NAT journal and many into the shadow copies of
+ * their NAT blocks (flipping their bitmap bits), where a new mount finds
+ * them; a freed nid becomes allocatable only after that checkpoint.
+ */
+#include "rwimage.h"
+
+static bool nid_is_free(struct f2fs_sb *sb, uint32_t nid)
+{
+	return sb->nm->free_nids[nid >> 3] & (1u << (nid & 7));
+}
+
+static uint16_t nat_journal_count(struct f2fs_sb *sb)
+{
+	return get_le16(sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET);
+}
+
+static bool in_nat_journal(struct f2fs_sb *sb, uint32_t nid)
+{
+	const uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
+
+	for (uint16_t i = 0; i < get_le16(j); i++)
+		if (get_le32(j + 2 + i * NAT_JOURNAL_ENTRY_SIZE) == nid)
+			return true;
+	return false;
+}
+
+static struct f2fs_node_info info(struct f2fs_sb *sb, uint32_t nid)
+{
+	struct f2fs_node_info ni = { 0 };
+	int err = f2fs_get_node_info(sb, nid, &ni);
+
+	CHECK(err == 0, "node info of %u: %d", nid, err);
+	return ni;
+}
+
+/* Entries changed by hand, on a copy that is thrown away. */
+static void cache_updates(const struct rwimage *im)
+{
+	struct rwimage c;
+	struct f2fs_node_info ni;
+	uint32_t nid, other, nfree;
+
+	if (!rw_copy(im, &c))
+		return;
+	nfree = c.sb->nm->nr_free_nids;
+	CHECK(f2fs_alloc_nid(c.sb, &nid) == 0, "alloc nid");
+	CHECK(!nid_is_free(c.sb, nid) && c.sb->nm->nr_free_nids == nfree - 1, "nid %u taken", nid);
+	CHECK_EQ_U64(info(c.sb, nid).blkaddr, NULL_ADDR, "a free nid has no block");
+	CHECK(f2fs_alloc_nid(c.sb, &other) == 0 && other != nid, "a second nid differs");
+	f2fs_alloc_nid_failed(c.sb, other);
+	CHECK(nid_is_free(c.sb, other) && c.sb->nm->nr_free_nids == nfree - 1,
+	      "an unused nid goes back at once");
+
+	f2fs_set_node_addr(c.sb, nid, 77, NEW_ADDR);
+	ni = info(c.sb, nid);
+	CHECK(ni.blkaddr == NEW_ADDR && ni.ino == 77 && ni.version == 0,
+	      "a new node: NEW_ADDR, ino 77, version 0 (got 0x%x, %u, %u)", ni.blkaddr, ni.ino,
+	      ni.version);
+	f2fs_set_node_addr(c.sb, nid, 77, NULL_ADDR);
+	CHECK_EQ_U64(info(c.sb, nid).version, 0, "removed before it had a block: same version");
+	f2fs_set_node_addr(c.sb, nid, 77, c.sb->main_blkaddr + 5);
+	CHECK_EQ_U64(info(c.sb, nid).blkaddr, c.sb->main_blkaddr + 5, "moved");
+	f2fs_set_node_addr(c.sb, nid, 77, NULL_ADDR);
+	CHECK_EQ_U64(info(c.sb, nid).version, 1,
+		     "removed after it had a block: the version moves on, stale summaries fail");
+	CHECK(!nid_is_free(c.sb, nid), "a removed nid stays taken until the checkpoint");
+	rw_free(&c);
+}
+
+#define MANY ((int)NAT_JOURNAL_ENTRIES + 40)
+
+static void checkpointed_entries(struct rwimage *im)
+{
+	uint32_t ino[MANY], few[2], addr[MANY];
+	uint8_t *bitmap = malloc(im->sb->nat_bitmap_size);
+	char name[32];
+	bool flipped = false;
+
+	if (!bitmap)
+		return;
+	/* a few: they fit the journal */
+	CHECK(f2fs_sync_fs(im->sb, false) == 0, "checkpoint");
+	memcpy(bitmap, im->sb->nat_bitmap, im->sb->nat_bitmap_size);
+	for (int i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "few-%d", i);
+		few[i] = rw_create(im, name);
+	}
+	CHECK(f2fs_sync_fs(im->sb, false) == 0, "checkpoint");
+	for (int i = 0; i < 2; i++)
+		CHECK(in_nat_journal(im->sb, few[i]), "inode %u's entry is in the journal", few[i]);
+	CHECK(!memcmp(bitmap, im->sb->nat_bitmap, im->sb->nat_bitmap_size),
+	      "no NAT block written for a few entries");
+
+	/* more than the journal holds: the NAT blocks' other copies, bitmap bits flipped */
+	for (int i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "many-%d", i);
+		ino[i] = rw_create(im, name);
+	}
+	CHECK(f2fs_sync_fs(im->sb, false) == 0, "checkpoint");
+	CHECK_EQ_U64(nat_journal_count(im->sb), 0, "the journal went into the NAT blocks");
+	for (uint32_t b = 0; b < im->sb->nat_bitmap_size; b++)
+		flipped |= bitmap[b] != im->sb->nat_bitmap[b];
+	CHECK(flipped, "the touched NAT blocks moved to their other copies");
+	for (int i = 0; i < MANY; i++) {
+		struct f2fs_node_info ni = info(im->sb, ino[i]);
+
+		addr[i] = ni.blkaddr;
+		CHECK(ni.ino == ino[i] && f2fs_valid_main_blkaddr(im->sb, ni.blkaddr),
+		      "inode %u: ino %u at 0x%x", ino[i], ni.ino, ni.blkaddr);
+	}
+
+	/* a new mount reads them from the blocks */
+	CHECK(rw_remount(im) == 0, "remount");
+	if (!im->sb)
+		goto out;
+	for (int i = 0; i < MANY; i++) {
+		struct f2fs_node_info ni = info(im->sb, ino[i]);
+
+		CHECK(ni.ino == ino[i] && ni.blkaddr == addr[i], "inode %u after remount: 0x%x, want 0x%x",
+		      ino[i], ni.blkaddr, addr[i]);
+	}
+	CHECK(f2fs_nat_checkpointed(im->sb, ino[0]), "the NAT on disk has it");
+
+	/* unlinked: its nid comes back only with the next checkpoint */
+	CHECK(f2fs_unlink(im->sb, f2fs_root_ino(im->sb), "many-0", 6) == 0, "unlink");
+	CHECK_EQ_U64(info(im->sb, ino[0]).blkaddr, NULL_ADDR, "its node is gone");
+	CHECK(!nid_is_free(im->sb, ino[0]), "its nid is not reused before the checkpoint");
+	CHECK(f2fs_sync_fs(im->sb, false) == 0, "checkpoint");
+	CHECK(nid_is_free(im->sb, ino[0]), "and is after it");
+	CHECK(!f2fs_nat_checkpointed(im->sb, ino[0]), "the NAT on disk says free");
+out:
+	free(bitmap);
+}
+
+int main(void)
+{
+	struct rwimage im;
+
+	if (!rw_image(&im, NULL, 64))
+		return check_done("test_nat");
+	cache_updates(&im);
+	checkpointed_entries(&im);
+	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
+	rw_done(&im);
+	return check_done("test_nat");
+}
