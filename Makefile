@@ -61,8 +61,8 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 LIBCORE    := $(BUILD)/libf2fscore.a
 
-.PHONY: all clean deps demo test test-unit test-integration test-kernel fsx crashtest asan fuzz \
-        bench install umount-demo
+.PHONY: all clean deps demo test test-fresh test-unit test-integration test-kernel fsx crashtest \
+        asan fuzz bench install umount-demo check-layers
 
 all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
@@ -116,12 +116,15 @@ test: deps
 	@$(MAKE) --no-print-directory test-unit test-integration test-kernel
 
 # the README's first commands on a fresh machine (tests/fresh/README.md)
-.PHONY: test-fresh
 test-fresh:
 	tests/fresh/run.sh
 
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+# no core/ file calls one on a higher floor (docs/design.md)
+check-layers: $(CORE_OBJ)
+	$(PYTHON) tests/layers.py $(BUILD)
 
 test-integration: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra $(if $(filter tests/integration/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)

@@ -2,7 +2,8 @@
 /*
  * Internal interfaces of the f2fs core: the per-mount context and the
  * functions each mechanism file exports to the others.  Nothing here is
- * visible to fuse/; that goes through api.h.
+ * visible to fuse/; that goes through api.h.  A file calls only files on
+ * its own floor or below (docs/design.md, "core/, floor by floor").
  */
 #ifndef F2FS_INTERNAL_H
 #define F2FS_INTERNAL_H
@@ -355,7 +356,7 @@ int f2fs_dir_lookup_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8
 int f2fs_delete_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
 			   size_t len, struct f2fs_inode *inode);
 
-/* ======================= xattrs (xattr.c) ======================= */
+/* ======================= xattrs and POSIX ACLs (xattr.c, acl.c) ======================= */
 
 ssize_t f2fs_xattr_get(struct f2fs_sb *sb, struct f2fs_inode *inode, const char *name,
 		       void *buf, size_t size);
@@ -503,7 +504,7 @@ static inline uint32_t f2fs_node_next_blkaddr(const uint8_t *blk)
 	return get_le32(blk + NF_NEXT_BLKADDR);
 }
 
-/* ======================= data mapping and reads (data.c) ======================= */
+/* ======================= data: mapping, reads, writes, truncation (data.c) ======================= */
 
 /*
  * Map logical block lblk of inode.  On return *pblk is the physical block
