@@ -129,7 +129,8 @@ int f2fs_fuse_set_readahead(const char *mountpoint, unsigned int kb);
 int f2fs_fuse_find_mount(const char *mountpoint, char majmin[F2FS_FUSE_MAJMIN_LEN],
 			 bool *sb_readonly);
 
-extern const struct fuse_lowlevel_ops f2fs_fuse_ops;
+/* The low-level operations (ops.c and the files ops.h names). */
+void f2fs_fuse_get_ops(struct fuse_lowlevel_ops *ops);
 
 /*
  * mount -o remount (remount.c).  f2fs-fuse started with "remount" among

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Open files: open, read, write, flush, release, fsync, fallocate.
+ */
+#include "ops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_OPEN);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	int err;
+
+	/* The open count keeps an unlinked inode until release. */
+	err = f2fs_open(fs->sb, nid, fi->flags);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	f2fs_fuse_set_open_flags(fs, nid, fi);
+	/* An interrupted open gets no release; drop the count now. */
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		f2fs_release(fs->sb, nid);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READ);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	ssize_t n;
+	char *buf;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (size == 0) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = f2fs_read(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
+	if (n >= 0)
+		f2fs_fuse_touch_atime(fs, ino);
+	if (n < 0)
+		f2fs_fuse_reply_err(req, n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n > size ? size : (size_t)n);
+	free(buf);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RELEASE);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+
+	/* The kernel ignores the result; the last release of an unlinked file frees it. */
+	f2fs_fuse_reply_status(req, f2fs_release(fs->sb, f2fs_fuse_nid(fs, ino)));
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FLUSH);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FSYNC);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+
+	f2fs_fuse_reply_status(req, f2fs_fsync(fs->sb, f2fs_fuse_nid(fs, ino), datasync != 0));
+}
+
+/*
+ * A write that came past the kernel's page cache: O_DIRECT, and sent by the
+ * direct I/O path, which alone names a lock owner (a buffered write of an
+ * O_DIRECT file, the kernel's fallback, holds the range's pages locked).
+ */
+static bool direct_write(const struct fuse_file_info *fi)
+{
+	return (fi->flags & O_DIRECT) && fi->lock_owner && !fi->writepage;
+}
+
+/*
+ * Drop the kernel's cached pages of a range written with O_DIRECT.  Linux
+ * does that itself after a synchronous direct write but not after an
+ * asynchronous one (AIO, io_uring), so a buffered reader racing with it
+ * keeps the old data.  Invalidation waits for locked pages, such as those
+ * of a READ not yet served: it is skipped when no other thread would be
+ * left to serve it (-s, or every other thread waiting too), where the
+ * kernel's own behaviour stands.  The daemon's caches need nothing: every
+ * read and write goes through the same core calls.
+ */
+static void drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, size_t len)
+{
+	unsigned int waiting = atomic_fetch_add(&fs->inval_waiters, 1);
+
+	if (fs->se && waiting + 1 < fs->max_threads)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, off, (off_t)len);
+	atomic_fetch_sub(&fs->inval_waiters, 1);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_WRITE);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	uint32_t killed = 0;
+	ssize_t n;
+	int err;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* page writeback (mmap) is the kernel's, and keeps the bits as it does */
+	err = fi->writepage ? 0 : f2fs_fuse_remove_privs(req, fs, f2fs_fuse_nid(fs, ino), &killed);
+	if (err) {
+		f2fs_fuse_reply_err(req, err);
+		return;
+	}
+	n = f2fs_write(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
+	if (killed)
+		f2fs_fuse_inval_attrs(fs, ino);
+	if (n > 0 && direct_write(fi))
+		drop_cached_range(fs, ino, off, (size_t)n);
+	if (n < 0)
+		f2fs_fuse_reply_err(req, n);
+	else
+		fuse_reply_write(req, (size_t)n > size ? size : (size_t)n);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+			 struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FALLOCATE);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+
+	uint32_t killed;
+	int err;
+
+	if (offset < 0 || length <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* file_modified, before the change, as vfs_fallocate does */
+	err = f2fs_fuse_remove_privs(req, fs, f2fs_fuse_nid(fs, ino), &killed);
+	if (!err)
+		err = f2fs_fallocate(fs->sb, f2fs_fuse_nid(fs, ino), mode, (uint64_t)offset,
+				     (uint64_t)length);
+	if (killed)
+		f2fs_fuse_inval_attrs(fs, ino);
+	f2fs_fuse_reply_status(req, err);
+}
+
+void f2fs_fuse_file_ops(struct fuse_lowlevel_ops *ops)
+{
+	ops->open = op_open;
+	ops->read = op_read;
+	ops->write = op_write;
+	ops->flush = op_flush;
+	ops->release = op_release;
+	ops->fsync = op_fsync;
+	ops->fallocate = op_fallocate;
+}
