@@ -8,6 +8,7 @@ the test instead of hanging the run.
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -178,9 +179,10 @@ class Mount:
         try:
             self.returncode = self.proc.wait(timeout=EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
+            stacks = thread_stacks(self.proc.pid)
             self._kill()
-            raise MountError("%s did not exit within %.0f s after unmount; output:\n%s"
-                             % (self.binary, EXIT_TIMEOUT, self.stderr()))
+            raise MountError("%s did not exit within %.0f s after unmount; output:\n%s\n"
+                             "threads:\n%s" % (self.binary, EXIT_TIMEOUT, self.stderr(), stacks))
         finally:
             self._close_log()
         return self.returncode
@@ -194,6 +196,29 @@ class Mount:
         if self.returncode != 0:
             raise MountError("%s exited with status %s; output:\n%s"
                              % (" ".join(self.argv), self.returncode, out))
+
+
+def thread_stacks(pid):
+    """Where each thread of a stuck daemon is: gdb's backtraces if gdb is
+    installed, else each thread's kernel wait channel and stack."""
+    if shutil.which("gdb"):
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                            "-ex", "thread apply all bt"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=60)
+        return r.stdout
+    out = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        base = "/proc/%d/task/%s/" % (pid, tid)
+        parts = [tid]
+        for name in ("comm", "wchan", "stack"):
+            try:
+                with open(base + name) as f:
+                    parts.append(f.read().strip())
+            except OSError:
+                pass
+        out.append(" | ".join(parts))
+    return "\n".join(out)
 
 
 @contextlib.contextmanager
