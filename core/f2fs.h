@@ -598,6 +598,14 @@ struct f2fs_sm_info {
 	uint64_t valid_blocks;		/* the checkpoint's valid_block_count: written
 					 * blocks plus NEW_ADDR reservations; kept by
 					 * the data and node layers, not by the SIT */
+	/*
+	 * Blocks counted since the last checkpoint, frees not subtracted: a
+	 * roll-forward replays fsync()ed blocks on top of the checkpoint, in
+	 * which the blocks freed since still count, so it may need up to
+	 * cp_valid_blocks + taken_since_cp of the user blocks.
+	 */
+	uint64_t cp_valid_blocks;
+	uint64_t taken_since_cp;
 	uint32_t gc_victim_sec;		/* being cleaned: SSR keeps out (or UINT32_MAX) */
 	uint64_t mount_time;		/* for segment mtimes (seconds) */
 	uint64_t elapsed_base;		/* checkpoint elapsed_time at mount */
@@ -625,6 +633,9 @@ uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb);
 void f2fs_add_valid_blocks(struct f2fs_sb *sb, int64_t n);
 /* Count n more used blocks if they fit in user_block_count, else -ENOSPC. */
 int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n);
+/* Whether a roll-forward from the last checkpoint could need more blocks
+ * than user_block_count (then an fsync must checkpoint instead). */
+bool f2fs_rollforward_may_overflow(struct f2fs_sb *sb);
 /* Checkpoint helpers: flush SIT changes, then adopt the new state. */
 int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);

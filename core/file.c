@@ -454,7 +454,8 @@ out:
  * and node writes, then calls f2fs_issue_flush once); roll-forward recovery
  * replays the marked nodes after a crash.  Cases the roll-forward cannot
  * express take a full checkpoint, as the kernel's need_do_checkpoint
- * decides.
+ * decides, and so does one whose replay could hold more blocks than the
+ * checkpoint gives users (space freed since it was reused).
  */
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {
@@ -469,7 +470,8 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 		return err;
 	need_cp = !S_ISREG(inode->mode) || inode->links != 1 ||
 		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
-		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint;
+		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
+		  f2fs_rollforward_may_overflow(sb);
 	if (!need_cp) {
 		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
 		if (!err)

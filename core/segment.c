@@ -311,6 +311,7 @@ int f2fs_build_sit(struct f2fs_sb *sb)
 		}
 	}
 	sm->valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
+	sm->cp_valid_blocks = sm->valid_blocks;
 	sb->sm = sm;
 	for (uint32_t s = 0; s < nsegs; s++)
 		if (seg_is_free(sb, s))
@@ -705,6 +706,8 @@ void f2fs_sit_checkpoint_done(struct f2fs_sb *sb)
 	uint32_t run_start = 0, run_len = 0;
 
 	pthread_mutex_lock(&sm->lock);
+	sm->cp_valid_blocks = sm->valid_blocks;
+	sm->taken_since_cp = 0;
 	sm->free_segments = 0;
 	for (uint32_t s = 0; s < sb->segment_count_main; s++) {
 		struct f2fs_seg_entry *se = &sm->sentries[s];
@@ -742,6 +745,8 @@ void f2fs_add_valid_blocks(struct f2fs_sb *sb, int64_t n)
 {
 	pthread_mutex_lock(&sb->sm->lock);
 	sb->sm->valid_blocks = (uint64_t)((int64_t)sb->sm->valid_blocks + n);
+	if (n > 0)
+		sb->sm->taken_since_cp += (uint64_t)n;
 	pthread_mutex_unlock(&sb->sm->lock);
 }
 
@@ -774,12 +779,25 @@ int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n)
 	int err = 0;
 
 	pthread_mutex_lock(&sb->sm->lock);
-	if (sb->sm->valid_blocks + n > user)
+	if (sb->sm->valid_blocks + n > user) {
 		err = -ENOSPC;
-	else
+	} else {
 		sb->sm->valid_blocks += n;
+		sb->sm->taken_since_cp += n;
+	}
 	pthread_mutex_unlock(&sb->sm->lock);
 	return err;
+}
+
+bool f2fs_rollforward_may_overflow(struct f2fs_sb *sb)
+{
+	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	bool over;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	over = sb->sm->cp_valid_blocks + sb->sm->taken_since_cp > user;
+	pthread_mutex_unlock(&sb->sm->lock);
+	return over;
 }
 
 /* Roll-forward: block `blkaddr`, written after the checkpoint, is live again

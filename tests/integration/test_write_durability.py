@@ -213,3 +213,30 @@ def test_inode_count_helper_sees_fsck_output(rwimage):
     img.mount()
     img.unmount()
     assert fsck_inode_count(fsutil.fsck_check(img.image)) == 1
+
+
+def test_fsync_after_delete_recovers_within_user_blocks(rwimage):
+    """Space freed by a delete that no checkpoint has committed yet is
+    reused by an fsync()ed file: roll-forward brings the file back on top of
+    the checkpoint, where the deleted file still counts.  The fsync must not
+    leave a log whose replay holds more blocks than the checkpoint allows
+    users (the kernel refuses such a checkpoint: "Wrong valid_user_blocks")."""
+    img = rwimage(size=256 * MiB, options=(NO_PERIODIC,))
+    p = img.mount()
+    sv = os.statvfs(p)
+    half = (sv.f_bavail * sv.f_frsize * 53 // 100) // MiB * MiB
+    write_file(os.path.join(p, "old"), blob(half, 1))
+    img.unmount()                       # checkpointed with "old"
+    p = img.mount()
+    os.unlink(os.path.join(p, "old"))   # not checkpointed
+    fd = os.open(os.path.join(p, "new"), os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, blob(half, 2))
+    os.fsync(fd)
+    os.close(fd)
+    img.crash()
+
+    p = img.mount()
+    st = os.statvfs(p)
+    assert st.f_bfree <= st.f_blocks
+    got = img.finish()
+    assert got["new"]["content"] == sha(blob(half, 2))
