@@ -35,6 +35,14 @@ struct f2fs_mount_opts {
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;
 	int log_level;		/* highest level passed to log */
+	/*
+	 * Whether the caller still refers to inode ino (the FUSE kernel's
+	 * lookups): an unlinked inode stays, as an orphan, while it does, as
+	 * the kernel's f2fs keeps one while a dentry or file holds it; then
+	 * f2fs_forget frees it.  NULL: only open handles keep inodes.
+	 */
+	bool (*held)(void *arg, uint32_t ino);
+	void *held_arg;
 };
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
@@ -145,6 +153,8 @@ int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
  */
 int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags);
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
+/* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
+int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
 
 enum {

@@ -809,6 +809,11 @@ static inline bool f2fs_writable(const struct f2fs_sb *sb)
 {
 	return !sb->opts.readonly && sb->sm;
 }
+/* Something above still refers to inode ino (f2fs_mount_opts.held). */
+static inline bool f2fs_inode_held(const struct f2fs_sb *sb, uint32_t ino)
+{
+	return sb->opts.held && sb->opts.held(sb->opts.held_arg, ino);
+}
 static inline void f2fs_lock_op(struct f2fs_sb *sb)
 {
 	pthread_rwlock_rdlock(&sb->cp_rwsem);

@@ -54,11 +54,39 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	return 0;
 }
 
+/* An orphan nobody has open and nothing above refers to is freed. */
+static bool unused_orphan(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	return !inode->open_count && !inode->links && !inode->unhashed && f2fs_writable(sb) &&
+	       !f2fs_inode_held(sb, inode->ino);
+}
+
+/* Free inode if unused_orphan; the caller holds a reference and no locks. */
+static int evict_unused(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	bool evict;
+	int err = 0;
+
+	pthread_rwlock_rdlock(&inode->lock);
+	evict = unused_orphan(sb, inode);
+	pthread_rwlock_unlock(&inode->lock);
+	if (!evict)
+		return 0;
+	/* the inode is held already, and may no longer be found by number */
+	f2fs_balance_fs(sb);
+	f2fs_lock_op(sb);
+	pthread_rwlock_wrlock(&inode->lock);
+	if (unused_orphan(sb, inode))
+		err = f2fs_evict_inode(sb, inode);
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_unlock_op(sb);
+	return err;
+}
+
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 {
 	struct f2fs_inode *inode;
 	int err = f2fs_iget_req(sb, ino, &inode);
-	bool evict;
 
 	if (err)
 		return err;
@@ -67,20 +95,25 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 		inode->open_count--;
 	if (!inode->open_count)
 		f2fs_compress_drop_cache(inode);
-	evict = !inode->open_count && !inode->links && !inode->unhashed && f2fs_writable(sb);
 	pthread_rwlock_unlock(&inode->lock);
-	if (evict) {
-		/* the inode is held already, and may no longer be found by number */
-		f2fs_balance_fs(sb);
-		f2fs_lock_op(sb);
-		pthread_rwlock_wrlock(&inode->lock);
-		if (!inode->open_count && !inode->links && !inode->unhashed)
-			err = f2fs_evict_inode(sb, inode);
-		pthread_rwlock_unlock(&inode->lock);
-		f2fs_unlock_op(sb);
-	}
+	err = evict_unused(sb, inode);
 	f2fs_iput(sb, inode);	/* this call's */
 	f2fs_iput(sb, inode);	/* the open's */
+	return err;
+}
+
+int f2fs_forget(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_writable(sb))
+		return 0;
+	err = f2fs_iget_req(sb, ino, &inode);
+	if (err)
+		return err == -ESTALE ? 0 : err;	/* freed already */
+	err = evict_unused(sb, inode);
+	f2fs_iput(sb, inode);
 	return err;
 }
 

@@ -15,12 +15,15 @@
 
 #include "f2fs.h"
 
-/* The last link went away: free now, or when the last open handle closes. */
+/*
+ * The last link went away: free now, or, as an orphan, when the last open
+ * handle closes and the kernel forgets the inode (f2fs_release, f2fs_forget).
+ */
 static int drop_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	if (inode->links)
 		return f2fs_mark_inode_dirty(sb, inode);
-	if (inode->open_count) {
+	if (inode->open_count || f2fs_inode_held(sb, inode->ino)) {
 		int err = f2fs_add_orphan(sb, inode->ino);
 
 		return err ? err : f2fs_mark_inode_dirty(sb, inode);

@@ -454,6 +454,15 @@ int f2fs_umount(struct f2fs_sb *sb)
 	if (f2fs_writable(sb)) {
 		if (atomic_load(&sb->need_fsck))
 			f2fs_warn(sb, "an inconsistency was found: the last checkpoint asks for fsck");
+		/*
+		 * Unlinked inodes still open or held when the session ended:
+		 * nothing can reach them any more, so free them now rather
+		 * than leave them to the next mount's orphan recovery.
+		 */
+		else if (sb->nr_orphans)
+			err = f2fs_recover_orphans(sb);
+		if (err)
+			f2fs_err(sb, "freeing orphan inodes at unmount: %s", strerror(-err));
 		err = f2fs_sync_fs(sb, true);
 		if (err)
 			f2fs_err(sb, "final checkpoint failed: %s", strerror(-err));

@@ -5,6 +5,7 @@
  */
 #include "ops.h"
 #include "keyctl.h"
+#include "inodes.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -34,7 +35,7 @@ static void to_stat(const struct f2fs_fuse *fs, const struct f2fs_stat *in, stru
 	out->st_ctim.tv_nsec = in->ctime.nsec;
 }
 
-static void fill_entry_param(const struct f2fs_fuse *fs, const struct f2fs_stat *st,
+static void fill_entry_param(struct f2fs_fuse *fs, const struct f2fs_stat *st,
 			     struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -48,8 +49,8 @@ static void fill_entry_param(const struct f2fs_fuse *fs, const struct f2fs_stat 
 	to_stat(fs, st, &e->attr);
 	e->attr_timeout = F2FS_FUSE_TIMEOUT;
 	e->entry_timeout = F2FS_FUSE_TIMEOUT;
-	/* The kernel now holds ino: flushed from its caches when a key changes. */
-	f2fs_keyctl_lookup(fs->keyctl, e->ino);
+	/* The kernel now holds ino: kept while unlinked, flushed when a key changes. */
+	f2fs_fuse_inodes_lookup(&fs->inodes, e->ino);
 }
 
 /* The kernel passes names of any length; f2fs stores at most 255 bytes. */
@@ -75,7 +76,7 @@ static const struct f2fs_stat *shown_stat(const struct f2fs_fuse *fs, const stru
 	return st;
 }
 
-static void reply_new_entry(fuse_req_t req, const struct f2fs_fuse *fs, int err,
+static void reply_new_entry(fuse_req_t req, struct f2fs_fuse *fs, int err,
 			    const struct f2fs_stat *st)
 {
 	struct fuse_entry_param e;

@@ -55,6 +55,13 @@ struct f2fs_fuse_opstat {
 /* Longest name f2fs stores; the kernel's FUSE layer does not check it. */
 #define F2FS_FUSE_NAME_MAX 255
 
+/* The node ids the kernel holds, with their lookup counts (inodes.c). */
+struct f2fs_fuse_inodes {
+	pthread_mutex_t lock;
+	struct f2fs_known_ino **buckets;
+	size_t nbuckets, ninos;
+};
+
 struct f2fs_fuse {
 	struct f2fs_sb *sb;
 	uint32_t root_ino;		/* f2fs nid of "/" (FUSE_ROOT_ID) */
@@ -102,6 +109,9 @@ struct f2fs_fuse {
 
 	/* Serializes inode flag changes with their permission checks (ioctl.c). */
 	pthread_mutex_t flags_lock;
+
+	/* What the kernel holds: unlinked inodes live until it forgets them. */
+	struct f2fs_fuse_inodes inodes;
 
 	/* Keys, policies and the control socket (keyctl.c). */
 	struct f2fs_keyctl *keyctl;

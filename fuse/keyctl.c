@@ -105,12 +105,6 @@ int f2fs_keyctl_new(struct f2fs_fuse *fs)
 	kc->fs = fs;
 	atomic_init(&kc->live, false);
 	atomic_init(&kc->hardened, false);
-	kc->nbuckets = 256;
-	kc->buckets = calloc(kc->nbuckets, sizeof(*kc->buckets));
-	if (!kc->buckets) {
-		free(kc);
-		return -ENOMEM;
-	}
 	keyctl_read_limits(kc);
 	pthread_mutex_init(&kc->lock, NULL);
 	pthread_mutex_init(&kc->change_lock, NULL);
@@ -131,7 +125,6 @@ void f2fs_keyctl_free(struct f2fs_fuse *fs)
 	}
 	free(kc->pending);
 	keyctl_free_claims(kc);
-	keyctl_free_inodes(kc);
 	free(kc->sock_path);
 	free(kc->mountpoint);
 	pthread_mutex_destroy(&kc->lock);

@@ -45,10 +45,6 @@ void f2fs_keyctl_start(struct f2fs_fuse *fs);
 /* From destroy: stop serving and remove the socket (again on exit; idempotent). */
 void f2fs_keyctl_stop(struct f2fs_fuse *fs);
 
-/* Inode numbers the kernel holds (entry replies and forgets), for invalidation. */
-void f2fs_keyctl_lookup(struct f2fs_keyctl *kc, fuse_ino_t ino);
-void f2fs_keyctl_forget(struct f2fs_keyctl *kc, fuse_ino_t ino, uint64_t nlookup);
-
 /* May a negative lookup in dir be cached?  Not in an encrypted directory. */
 bool f2fs_keyctl_may_cache_absence(struct f2fs_fuse *fs, fuse_ino_t dir);
 

@@ -18,7 +18,6 @@
 struct locked_key;
 struct claim;
 struct quota;
-struct known_ino;
 struct keysock;
 
 /* The kernel's key quota (/proc/sys/kernel/keys), per user. */
@@ -38,14 +37,12 @@ struct f2fs_keyctl {
 	size_t npending;
 
 	pthread_mutex_t change_lock;	/* one key change (with its invalidation) at a time */
-	pthread_mutex_t lock;		/* claims, quotas and the inode table */
+	pthread_mutex_t lock;		/* claims and quotas */
 	struct claim *claims;		/* sorted by key identifier */
 	size_t nclaims, claims_cap;
 	struct quota *quotas;		/* sorted by uid */
 	size_t nquotas, quotas_cap;
 	struct key_limits limits;
-	struct known_ino **buckets;
-	size_t nbuckets, ninos;
 
 	/* the control socket: options, then the server (keysock.c) */
 	bool no_socket;
@@ -113,7 +110,6 @@ struct inval {
 void keyctl_collect(struct f2fs_keyctl *kc, const struct f2fs_keyctl_key_spec *spec,
 		    struct inval *iv);
 void keyctl_send_inval(struct f2fs_keyctl *kc, struct inval *iv);
-void keyctl_free_inodes(struct f2fs_keyctl *kc);
 
 /*
  * keysock.c: bind before the fork (-1 after a message if a socket asked

@@ -1,142 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The inodes the kernel holds (counted from entry replies and forgets, as
- * the kernel counts them), and flushing what the kernel cached of those
- * that use a key when the key comes or goes.  docs/keys.md has the design.
+ * Flushing what the kernel cached of the inodes it holds (inodes.c) that
+ * use a key when the key comes or goes.  docs/keys.md has the design.
  */
 #include "keyctl_internal.h"
+#include "inodes.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct known_ino {
-	fuse_ino_t ino;
-	uint64_t nlookup;
-	struct known_ino *next;
-};
 
 struct inval_name {
 	fuse_ino_t dir;
 	char *name;
 	size_t len;
 };
-
-/* ------------------------------------------------------------ known inodes */
-
-static size_t ino_bucket(const struct f2fs_keyctl *kc, fuse_ino_t ino)
-{
-	return (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 32) & (kc->nbuckets - 1);
-}
-
-static void grow_table(struct f2fs_keyctl *kc)
-{
-	size_t nb = kc->nbuckets * 2, old = kc->nbuckets;
-	struct known_ino **nbk = calloc(nb, sizeof(*nbk)), **obk = kc->buckets;
-
-	if (!nbk)
-		return;		/* longer chains, still correct */
-	kc->buckets = nbk;
-	kc->nbuckets = nb;
-	for (size_t b = 0; b < old; b++) {
-		for (struct known_ino *k = obk[b], *next; k; k = next) {
-			size_t h = ino_bucket(kc, k->ino);
-
-			next = k->next;
-			k->next = nbk[h];
-			nbk[h] = k;
-		}
-	}
-	free(obk);
-}
-
-/*
- * Counted from every entry reply, so entries prepared for a READDIRPLUS
- * buffer they did not fit in count too: an inode may stay listed after
- * the kernel forgot it, which costs one useless notification, never a
- * missed one.
- */
-void f2fs_keyctl_lookup(struct f2fs_keyctl *kc, fuse_ino_t ino)
-{
-	struct known_ino *k;
-	size_t h;
-
-	if (!kc || ino == 0 || ino == FUSE_ROOT_ID)
-		return;
-	pthread_mutex_lock(&kc->lock);
-	h = ino_bucket(kc, ino);
-	for (k = kc->buckets[h]; k; k = k->next) {
-		if (k->ino == ino) {
-			k->nlookup++;
-			goto out;
-		}
-	}
-	k = malloc(sizeof(*k));
-	if (k) {
-		k->ino = ino;
-		k->nlookup = 1;
-		k->next = kc->buckets[h];
-		kc->buckets[h] = k;
-		if (++kc->ninos > kc->nbuckets * 2)
-			grow_table(kc);
-	}
-out:
-	pthread_mutex_unlock(&kc->lock);
-}
-
-void f2fs_keyctl_forget(struct f2fs_keyctl *kc, fuse_ino_t ino, uint64_t nlookup)
-{
-	struct known_ino **pp, *k;
-
-	if (!kc || ino == FUSE_ROOT_ID)
-		return;
-	pthread_mutex_lock(&kc->lock);
-	for (pp = &kc->buckets[ino_bucket(kc, ino)]; (k = *pp); pp = &k->next) {
-		if (k->ino != ino)
-			continue;
-		if (k->nlookup > nlookup) {
-			k->nlookup -= nlookup;
-		} else {
-			*pp = k->next;
-			free(k);
-			kc->ninos--;
-		}
-		break;
-	}
-	pthread_mutex_unlock(&kc->lock);
-}
-
-/* The root and every inode in the table, copied out. */
-static fuse_ino_t *known_inos(struct f2fs_keyctl *kc, size_t *n)
-{
-	fuse_ino_t *arr;
-	size_t i = 0;
-
-	pthread_mutex_lock(&kc->lock);
-	arr = malloc((kc->ninos + 1) * sizeof(*arr));
-	if (arr) {
-		arr[i++] = FUSE_ROOT_ID;
-		for (size_t b = 0; b < kc->nbuckets; b++)
-			for (struct known_ino *k = kc->buckets[b]; k; k = k->next)
-				arr[i++] = k->ino;
-	}
-	pthread_mutex_unlock(&kc->lock);
-	*n = i;
-	return arr;
-}
-
-
-void keyctl_free_inodes(struct f2fs_keyctl *kc)
-{
-	for (size_t b = 0; b < kc->nbuckets; b++) {
-		for (struct known_ino *k = kc->buckets[b], *next; k; k = next) {
-			next = k->next;
-			free(k);
-		}
-	}
-	free(kc->buckets);
-	kc->buckets = NULL;
-}
 
 /* ------------------------------------------------------------ invalidation */
 
@@ -204,7 +82,7 @@ void keyctl_collect(struct f2fs_keyctl *kc, const struct f2fs_keyctl_key_spec *s
 	memset(iv, 0, sizeof(*iv));
 	if (!atomic_load(&kc->live) || !kc->se)
 		return;
-	all = known_inos(kc, &n);
+	all = f2fs_fuse_inodes_list(&fs->inodes, &n);
 	if (!all) {
 		iv->nomem = true;
 		return;

@@ -11,6 +11,7 @@
 #include "f2fs_fuse.h"
 #include "keyctl.h"
 #include "options.h"
+#include "inodes.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +21,14 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+
+/* The core keeps an unlinked inode while the kernel holds it (inodes.c). */
+static bool kernel_holds(void *arg, uint32_t nid)
+{
+	struct f2fs_fuse *fs = arg;
+
+	return f2fs_fuse_inodes_held(&fs->inodes, f2fs_fuse_ino(fs, nid));
+}
 
 /* The maintenance thread waits on a monotonic clock: wall-clock jumps do not matter. */
 static int init_upkeep_sync(struct f2fs_fuse *fs)
@@ -64,7 +73,7 @@ static int run(int argc, char *argv[])
 		return 1;
 	}
 	fs.log_level = F2FS_LOG_INFO;
-	if (f2fs_keyctl_new(&fs)) {
+	if (f2fs_fuse_inodes_init(&fs.inodes) || f2fs_keyctl_new(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
@@ -128,6 +137,8 @@ static int run(int argc, char *argv[])
 	mopts.log = f2fs_fuse_log_msg;
 	mopts.log_arg = &fs;
 	mopts.log_level = fs.log_level;
+	mopts.held = kernel_holds;
+	mopts.held_arg = &fs;
 	err = f2fs_mount(c.image, &mopts, &fs.sb);
 	if (err) {
 		fprintf(stderr, PROG ": %s: %s\n", c.image, strerror(-err));
@@ -224,6 +235,7 @@ out:
 	if (atomic_load(&fs.use_syslog))
 		closelog();
 	f2fs_keyctl_free(&fs);
+	f2fs_fuse_inodes_destroy(&fs.inodes);
 	pthread_cond_destroy(&fs.upkeep_cond);
 	pthread_mutex_destroy(&fs.upkeep_lock);
 	pthread_mutex_destroy(&fs.flags_lock);

@@ -7,6 +7,7 @@
 #include "ops.h"
 #include "caller.h"
 #include "keyctl.h"
+#include "inodes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -265,11 +266,27 @@ static void op_destroy(void *userdata)
 }
 
 
+/*
+ * The kernel dropped its inode: an unlinked one (an orphan) that nobody
+ * has open is freed now, as the kernel's f2fs frees it in iput.  If that
+ * fails it stays an orphan, which the next mount frees.
+ */
+static void forget_one(struct f2fs_fuse *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	int err;
+
+	if (!f2fs_fuse_inodes_forget(&fs->inodes, ino, nlookup) || fs->readonly)
+		return;
+	err = f2fs_forget(fs->sb, f2fs_fuse_nid(fs, ino));
+	if (err)
+		f2fs_fuse_log(fs, F2FS_LOG_WARN, "unlinked inode %lu not freed: %s",
+			      (unsigned long)ino, strerror(-err));
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FORGET);
-	/* The core caches inodes itself; keyctl counts lookups for invalidation. */
-	f2fs_keyctl_forget(f2fs_fuse_req_fs(req)->keyctl, ino, nlookup);
+	forget_one(f2fs_fuse_req_fs(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -277,7 +294,7 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_BATCH_FORGET);
 	for (size_t i = 0; i < count; i++)
-		f2fs_keyctl_forget(f2fs_fuse_req_fs(req)->keyctl, forgets[i].ino, forgets[i].nlookup);
+		forget_one(f2fs_fuse_req_fs(req), forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
