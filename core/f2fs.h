@@ -224,6 +224,7 @@ int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* The orphan list: unlinked inodes still open, freed at the next mount if not before. */
 int f2fs_add_orphan(struct f2fs_sb *sb, uint32_t ino);
 void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino);
+bool f2fs_is_orphan(struct f2fs_sb *sb, uint32_t ino);
 int f2fs_recover_orphans(struct f2fs_sb *sb);
 
 /* i_addr word index of the first data address (after extra attrs) */

@@ -107,7 +107,8 @@ int f2fs_forget(struct f2fs_sb *sb, uint32_t ino)
 	struct f2fs_inode *inode;
 	int err;
 
-	if (!f2fs_writable(sb))
+	/* only an orphan can be due: no inode read for every forgotten one */
+	if (!f2fs_writable(sb) || !f2fs_is_orphan(sb, ino))
 		return 0;
 	err = f2fs_iget_req(sb, ino, &inode);
 	if (err)

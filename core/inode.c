@@ -593,6 +593,17 @@ out:
 	return err;
 }
 
+bool f2fs_is_orphan(struct f2fs_sb *sb, uint32_t ino)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&sb->orphan_lock);
+	for (uint32_t i = 0; i < sb->nr_orphans && !found; i++)
+		found = sb->orphans[i] == ino;
+	pthread_mutex_unlock(&sb->orphan_lock);
+	return found;
+}
+
 void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino)
 {
 	pthread_mutex_lock(&sb->orphan_lock);
