@@ -53,11 +53,13 @@ CORE_SRC   := $(sort $(wildcard core/*.c))
 CRYPTO_SRC := $(sort $(wildcard crypto/*.c))
 FUSE_SRC   := $(sort $(wildcard fuse/*.c))
 UNIT_SRC   := $(sort $(wildcard tests/unit/*.c))
+TOOL_SRC   := $(sort $(wildcard tools/*.c))
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD)/%.o)
 CRYPTO_OBJ := $(CRYPTO_SRC:%.c=$(BUILD)/%.o)
 FUSE_OBJ   := $(FUSE_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+TOOL_OBJ   := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 
 LIBCORE    := $(BUILD)/libf2fscore.a
 
@@ -86,17 +88,20 @@ $(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
 $(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
-# keys and policies from the command line; libc only
-$(BUILD)/f2fs-fusectl: tools/f2fs-fusectl.c Makefile
+# the mount's keys, policies and requests from the command line; libc only
+$(BUILD)/tools/%.o: tools/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -Ifuse -o $@ $< $(LDFLAGS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Ifuse -Itools -c -o $@ $<
+
+$(BUILD)/f2fs-fusectl: $(TOOL_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
 	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
--include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(BUILD)/f2fs-fusectl)
+-include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(TOOL_OBJ))
 
 # ---- packages ----
 deps:
