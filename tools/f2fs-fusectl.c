@@ -21,32 +21,11 @@
 #include "fusectl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-#ifdef __linux__
-#include <sys/vfs.h>
-#define FUSE_SUPER_MAGIC 0x65735546
-#else
-#include <sys/mount.h>
-#include <sys/param.h>
-#endif
-
-#ifndef MSG_NOSIGNAL
-#define MSG_NOSIGNAL 0
-#endif
 
 struct fusectl_opts fusectl;
 
