@@ -198,7 +198,7 @@ int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void
 int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name);
 
 /*
- * Periodic upkeep for a writable mount, to be called about once a second
+ * Periodic maintenance for a writable mount, to be called about once a second
  * from a thread of the caller's (the core starts none): commits a
  * checkpoint once opts.checkpoint_interval seconds have passed with
  * changes pending.
@@ -236,6 +236,10 @@ struct f2fs_io_stats {
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 const char *f2fs_io_bucket_name(int bucket);
 
+/* The v2 key identifier of a raw key (HKDF-SHA512, as the kernel derives it). */
+int f2fs_key_identifier(const void *raw, size_t len, uint8_t id[16]);
+/* Wipe a secret (a stored key, a request carrying one) so no copy is left. */
+void f2fs_wipe(void *p, size_t len);
 /* fscrypt v2 master keys (raw 16..64 bytes); id receives the key identifier. */
 int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16]);
 /* Removing a key drops every key derived from it and the cached blocks. */

@@ -133,6 +133,16 @@ static void key_added(struct f2fs_sb *sb)
 	pthread_mutex_unlock(&sb->crypt_lock);
 }
 
+int f2fs_key_identifier(const void *raw, size_t len, uint8_t id[16])
+{
+	return fscrypt_key_identifier(raw, len, id);
+}
+
+void f2fs_wipe(void *p, size_t len)
+{
+	fscrypt_cleanse(p, len);
+}
+
 int f2fs_add_key(struct f2fs_sb *sb, const void *raw, size_t len, uint8_t id[16])
 {
 	int err = fscrypt_keyring_add_v2(sb->keyring, raw, len, id);

@@ -425,7 +425,7 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 
 /*
  * Background cleaning (the kernel's gc thread, simplified): on a periodic
- * upkeep call, when fewer than a fifth of the sections are free, clean one
+ * maintenance call, when fewer than a fifth of the sections are free, clean one
  * cost-benefit victim so foreground writes find free sections waiting.
  */
 void f2fs_background_gc(struct f2fs_sb *sb)
@@ -439,7 +439,7 @@ void f2fs_background_gc(struct f2fs_sb *sb)
 	pthread_mutex_unlock(&sb->sm->lock);
 	if (free_segs * 5 >= nsegs)
 		return;
-	/* never wait behind busy writers: the upkeep thread must stay cheap */
+	/* never wait behind busy writers: the maintenance thread must stay cheap */
 	if (!f2fs_trylock_all(sb))
 		return;
 	f2fs_gc_locked(sb, F2FS_GC_COST_BENEFIT, 1, NULL);

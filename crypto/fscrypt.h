@@ -136,6 +136,8 @@ bool fscrypt_keyring_lookup(struct fscrypt_keyring *kr, int version, const uint8
 int fscrypt_keyring_lock_memory(struct fscrypt_keyring *kr);
 /* Identifier of a v2 master key, without a keyring. */
 int fscrypt_key_identifier(const void *raw, size_t len, uint8_t id[FSCRYPT_KEY_IDENTIFIER_LEN]);
+/* Wipe a secret so the compiler cannot drop the stores (OPENSSL_cleanse). */
+void fscrypt_cleanse(void *p, size_t len);
 
 /* ------------------------------------------------------------ inode */
 

@@ -75,7 +75,6 @@ int fscrypt_evp_crypt_units(const char *name, const uint8_t *key,
 			    void (*iv_fn)(const void *arg, size_t i, uint8_t iv[32]),
 			    const void *arg, const uint8_t *in, uint8_t *out, size_t unit,
 			    size_t nr, int enc);
-void fscrypt_cleanse(void *p, size_t len);
 
 /* fscrypt_keyring.c */
 struct fscrypt_pool *fscrypt_keyring_pool(struct fscrypt_keyring *kr);

@@ -92,11 +92,11 @@ struct f2fs_fuse {
 	atomic_uint inval_waiters;
 
 	/* The f2fs_maintenance() thread, started in init, stopped in destroy. */
-	pthread_t upkeep;
-	bool upkeep_running;
-	bool upkeep_stop;
-	pthread_mutex_t upkeep_lock;
-	pthread_cond_t upkeep_cond;	/* CLOCK_MONOTONIC */
+	pthread_t maint_thread;
+	bool maint_running;
+	bool maint_stop;
+	pthread_mutex_t maint_lock;
+	pthread_cond_t maint_cond;	/* CLOCK_MONOTONIC */
 
 	/* Core log routing; use_syslog flips once we are daemonized. */
 	atomic_bool use_syslog;
@@ -155,8 +155,11 @@ int f2fs_fuse_remount(int argc, char *argv[]);
 /* True if the ioctl was answered here. */
 bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz);
 
-/* Stop and join the maintenance thread; harmless if it is not running. */
-void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs);
+/* The maintenance thread (maintenance.c): its lock and clock, then start and stop. */
+int f2fs_fuse_maintenance_init(struct f2fs_fuse *fs);
+void f2fs_fuse_maintenance_destroy(struct f2fs_fuse *fs);
+void f2fs_fuse_start_maintenance(struct f2fs_fuse *fs);
+void f2fs_fuse_stop_maintenance(struct f2fs_fuse *fs);
 
 /* One request: counted when its handler starts, timed until it returns. */
 struct f2fs_fuse_optimer {

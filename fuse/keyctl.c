@@ -8,7 +8,6 @@
  * the old state of a key (keyinodes.c).
  */
 #include "keyctl_internal.h"
-#include "fscrypt.h"		/* fscrypt_key_identifier, before adding a key */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -315,7 +314,7 @@ int keyctl_add_key(struct f2fs_keyctl *kc, struct f2fs_caller *who, struct f2fs_
 	harden(kc);
 	pthread_mutex_lock(&kc->change_lock);
 	if (!v1) {
-		err = fscrypt_key_identifier(a->raw, a->raw_size, spec.u);
+		err = f2fs_key_identifier(a->raw, a->raw_size, spec.u);
 		if (!err)
 			err = keyctl_claim_allowed(kc, spec.u, who->uid);
 		if (err)

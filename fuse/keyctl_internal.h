@@ -11,7 +11,6 @@
 #include "keyctl.h"
 #include "keyctl_proto.h"
 
-#include <openssl/crypto.h>
 
 #define PROG "f2fs-fuse"
 
@@ -54,7 +53,7 @@ struct f2fs_keyctl {
 
 static inline void keyctl_wipe(void *p, size_t len)
 {
-	OPENSSL_cleanse(p, len);
+	f2fs_wipe(p, len);
 }
 
 static inline bool keyctl_all_zero(const void *p, size_t len)

@@ -30,27 +30,6 @@ static bool kernel_holds(void *arg, uint32_t nid)
 	return f2fs_fuse_inodes_held(&fs->inodes, f2fs_fuse_ino(fs, nid));
 }
 
-/* The maintenance thread waits on a monotonic clock: wall-clock jumps do not matter. */
-static int init_upkeep_sync(struct f2fs_fuse *fs)
-{
-	pthread_condattr_t ca;
-	int err;
-
-	if (pthread_condattr_init(&ca))
-		return -1;
-	err = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	if (!err)
-		err = pthread_cond_init(&fs->upkeep_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (err)
-		return -1;
-	if (pthread_mutex_init(&fs->upkeep_lock, NULL)) {
-		pthread_cond_destroy(&fs->upkeep_cond);
-		return -1;
-	}
-	return 0;
-}
-
 static int run(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -68,7 +47,7 @@ static int run(int argc, char *argv[])
 	atomic_init(&fs.vfs_readonly, false);
 	pthread_mutex_init(&fs.flags_lock, NULL);
 	pthread_mutex_init(&fs.log_lock, NULL);
-	if (init_upkeep_sync(&fs)) {
+	if (f2fs_fuse_maintenance_init(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
@@ -211,7 +190,7 @@ out_signals:
 	fuse_remove_signal_handlers(se);
 out_umount:
 	/* Normally stopped already by the destroy callback. */
-	f2fs_fuse_stop_upkeep(&fs);
+	f2fs_fuse_stop_maintenance(&fs);
 	f2fs_keyctl_stop(&fs);
 	f2fs_fuse_stop_op_stats(&fs);
 	if (c.io_stats) {
@@ -236,8 +215,7 @@ out:
 		closelog();
 	f2fs_keyctl_free(&fs);
 	f2fs_fuse_inodes_destroy(&fs.inodes);
-	pthread_cond_destroy(&fs.upkeep_cond);
-	pthread_mutex_destroy(&fs.upkeep_lock);
+	f2fs_fuse_maintenance_destroy(&fs);
 	pthread_mutex_destroy(&fs.flags_lock);
 	pthread_mutex_destroy(&fs.log_lock);
 	return rc;

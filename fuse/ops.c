@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The session's operations (init, destroy, statfs, forget, ioctl), the
- * maintenance thread, and the helpers the other operation files share
+ * The session's operations (init, destroy, statfs, forget, ioctl) and the
+ * helpers the other operation files share
  * (ops.h).  No filesystem logic lives here.
  */
 #include "ops.h"
@@ -141,66 +141,6 @@ int f2fs_fuse_remove_privs(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, u
 	return err;
 }
 
-/*
- * The maintenance thread: f2fs_maintenance() about once a second, for the
- * periodic checkpoint.  It starts in init, after fuse_daemonize() has
- * forked, because a fork keeps only the calling thread.
- */
-static void *upkeep_main(void *arg)
-{
-	struct f2fs_fuse *fs = arg;
-	struct timespec until;
-
-	pthread_mutex_lock(&fs->upkeep_lock);
-	while (!fs->upkeep_stop) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += 1;
-		while (!fs->upkeep_stop &&
-		       pthread_cond_timedwait(&fs->upkeep_cond, &fs->upkeep_lock, &until) == 0)
-			;
-		if (fs->upkeep_stop)
-			break;
-		pthread_mutex_unlock(&fs->upkeep_lock);
-		f2fs_maintenance(fs->sb);
-		pthread_mutex_lock(&fs->upkeep_lock);
-	}
-	pthread_mutex_unlock(&fs->upkeep_lock);
-	return NULL;
-}
-
-static void start_upkeep(struct f2fs_fuse *fs)
-{
-	sigset_t all, old;
-	int err;
-
-	/*
-	 * The thread inherits a mask blocking every signal, so SIGINT and
-	 * SIGTERM go to a thread of the session loop, which they wake.
-	 */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&fs->upkeep, NULL, upkeep_main, fs);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		f2fs_fuse_log(fs, F2FS_LOG_WARN, "no maintenance thread (%s): checkpoints only "
-			      "at fsync and unmount", strerror(err));
-		return;
-	}
-	fs->upkeep_running = true;
-}
-
-void f2fs_fuse_stop_upkeep(struct f2fs_fuse *fs)
-{
-	if (!fs->upkeep_running)
-		return;
-	pthread_mutex_lock(&fs->upkeep_lock);
-	fs->upkeep_stop = true;
-	pthread_cond_signal(&fs->upkeep_cond);
-	pthread_mutex_unlock(&fs->upkeep_lock);
-	pthread_join(fs->upkeep, NULL);
-	fs->upkeep_running = false;
-}
-
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct f2fs_fuse *fs = userdata;
@@ -254,14 +194,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = F2FS_FUSE_MAX_WRITE;
 
 	if (!fs->readonly)
-		start_upkeep(fs);
+		f2fs_fuse_start_maintenance(fs);
 	/* The key control socket's thread, also only after the fork. */
 	f2fs_keyctl_start(fs);
 }
 
 static void op_destroy(void *userdata)
 {
-	f2fs_fuse_stop_upkeep(userdata);
+	f2fs_fuse_stop_maintenance(userdata);
 	f2fs_keyctl_stop(userdata);
 }
 
