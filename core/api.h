@@ -43,6 +43,8 @@ struct f2fs_mount_opts {
 	 */
 	bool (*held)(void *arg, uint32_t ino);
 	void *held_arg;
+	unsigned int quota_limits;	/* 1 << type: enforce that type's limits (usrquota,
+					 * grpquota, prjquota; quota = user and group) */
 };
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
@@ -58,6 +60,31 @@ int f2fs_umount(struct f2fs_sb *sb);
 int f2fs_sync_fs(struct f2fs_sb *sb, bool umount);
 
 uint32_t f2fs_root_ino(const struct f2fs_sb *sb);
+
+/* Quota (quota_ino filesystems): types 0 user, 1 group, 2 project.  A type
+ * that is off (no quota file, or files that could not be read) is -ESRCH. */
+struct f2fs_quota_usage {
+	uint32_t id;
+	uint64_t curspace, bsoftlimit, bhardlimit;	/* bytes */
+	uint64_t curinodes, isoftlimit, ihardlimit;
+	int64_t btime, itime;		/* grace deadlines (seconds since the epoch), 0 none */
+};
+struct f2fs_quota_state {
+	uint32_t bgrace, igrace;	/* seconds */
+	bool enforced;			/* limits are checked on this mount */
+	bool need_repair;		/* the files wait for fsck.f2fs (CP_QUOTA_NEED_FSCK_FLAG) */
+};
+/* Every id with usage or limits, sorted; *out is malloc'd. */
+int f2fs_quota_report(struct f2fs_sb *sb, int type, struct f2fs_quota_usage **out, size_t *n);
+int f2fs_quota_info(struct f2fs_sb *sb, int type, struct f2fs_quota_state *st);
+/* setquota: limits in bytes and inodes, 0 for none; the next checkpoint writes them. */
+int f2fs_quota_set_limits(struct f2fs_sb *sb, int type, uint32_t id, uint64_t bsoft,
+			  uint64_t bhard, uint64_t isoft, uint64_t ihard);
+int f2fs_quota_set_grace(struct f2fs_sb *sb, int type, uint32_t bgrace, uint32_t igrace);
+/* FS_IOC_FSSETXATTR's fsx_projid (f2fs_ioc_setproject): -EOPNOTSUPP for a
+ * non-zero id without project_quota, -EOVERFLOW where i_projid does not fit,
+ * -EDQUOT past the new project's limits. */
+int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid);
 /* True when fsync()ed data after the last checkpoint was found and not replayed. */
 bool f2fs_recovery_pending(const struct f2fs_sb *sb);
 
@@ -79,6 +106,7 @@ struct f2fs_stat {
 	bool has_crtime;
 	uint32_t flags;		/* FS_*_FL as shown by FS_IOC_GETFLAGS */
 	uint32_t generation;
+	uint32_t projid;	/* the project id (FS_IOC_FSGETXATTR fsx_projid) */
 };
 
 int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st);

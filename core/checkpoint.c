@@ -324,6 +324,11 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 		flags |= CP_ORPHAN_PRESENT_FLAG;
 	if (atomic_load(&sb->need_fsck))
 		flags |= CP_FSCK_FLAG;
+	/* update_ckpt_flags: quota files that fell behind wait for fsck */
+	if (sb->quota.need_repair)
+		flags |= CP_QUOTA_NEED_FSCK_FLAG;
+	else
+		flags &= ~CP_QUOTA_NEED_FSCK_FLAG;
 	put_le32(cp + CP_CKPT_FLAGS, flags);
 	cp_set_crc(cp);
 
@@ -387,7 +392,10 @@ int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
 	if (!f2fs_writable(sb))
 		return 0;
 	f2fs_lock_all(sb);
-	err = f2fs_write_dirty_nodes(sb);
+	/* block_operations: the quota files first, their nodes go with the rest */
+	err = f2fs_quota_sync(sb);
+	if (!err)
+		err = f2fs_write_dirty_nodes(sb);
 	if (!err)
 		err = f2fs_write_checkpoint(sb, umount);
 	f2fs_unlock_all(sb);

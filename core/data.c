@@ -327,12 +327,19 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 				memcpy(b + skip, data, n);
 				data = b;
 			}
-			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1)))
+			/* inc_valid_block_count: the quota first, then the space */
+			if (old == NULL_ADDR && (err = f2fs_dquot_alloc_block(sb, inode, 1)))
 				break;
+			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1))) {
+				f2fs_dquot_free_block(sb, inode, 1);
+				break;
+			}
 			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
 			if (err) {
-				if (old == NULL_ADDR)
+				if (old == NULL_ADDR) {
 					f2fs_add_valid_blocks(sb, -1);
+					f2fs_dquot_free_block(sb, inode, 1);
+				}
 				break;
 			}
 			/* one block per bio; the plug merges them under blk-crypto's rule */
@@ -543,9 +550,14 @@ int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t s
 		for (uint32_t i = dn.ofs_in_node; i < dn.naddrs && start < end; i++, start++) {
 			if (get_le32(dn.addrs + 4 * i) != NULL_ADDR)
 				continue;
-			err = f2fs_take_user_blocks(sb, 1);
+			err = f2fs_dquot_alloc_block(sb, inode, 1);
 			if (err)
 				break;
+			err = f2fs_take_user_blocks(sb, 1);
+			if (err) {
+				f2fs_dquot_free_block(sb, inode, 1);
+				break;
+			}
 			put_le32(dn.addrs + 4 * i, NEW_ADDR);
 			inode->blocks++;
 		}

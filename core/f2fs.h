@@ -190,6 +190,7 @@ struct f2fs_inode {
 	uint8_t log_cluster_size;
 	uint16_t compress_flag;
 	uint64_t compr_blocks;
+	uint32_t projid;		/* i_projid; 0 (F2FS_DEF_PROJID) where it does not fit */
 
 	struct f2fs_extent_tree et;
 	/* the last cluster read, while the file is open (compress.c) */
@@ -680,6 +681,70 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb);
 
 #define F2FS_ICACHE_BUCKETS 1024
 
+/* ======================= quota (dquot.c, quota_tree.c, quota.c) ======================= */
+
+enum { F2FS_USRQUOTA, F2FS_GRPQUOTA, F2FS_PRJQUOTA };
+
+/* One id's usage and limits, in the units of the kernel's struct mem_dqblk:
+ * space and its limits in bytes, inodes in inodes, times in seconds. */
+struct f2fs_dquot {
+	uint32_t id;
+	uint64_t bhardlimit, bsoftlimit, curspace;
+	uint64_t ihardlimit, isoftlimit, curinodes;
+	int64_t btime, itime;		/* grace deadlines once past a soft limit; 0 none */
+};
+
+/* One quota type: the ids with usage or limits, sorted by id. */
+struct f2fs_quota_type {
+	uint32_t ino;			/* the quota file's inode; 0 when this type is off */
+	bool enforce;			/* limits on (-o usrquota/grpquota/prjquota/quota) */
+	bool dirty;			/* changed since the file was last written */
+	uint32_t bgrace, igrace, info_flags;	/* the v2 info block */
+	struct f2fs_dquot *dq;
+	size_t n, cap;
+	uint8_t *image;			/* the file as last read or written */
+	size_t image_len;
+};
+
+struct f2fs_quota {
+	pthread_mutex_t lock;		/* a leaf lock: the tables only */
+	bool on;			/* usage is tracked (quota_ino with its files read) */
+	bool need_repair;		/* the files cannot be trusted: CP_QUOTA_NEED_FSCK_FLAG */
+	struct f2fs_quota_type t[F2FS_MAX_QUOTAS];
+};
+
+/* dquot.c: charging as the kernel's dquot_* do.  Blocks are 4 KiB; quota
+ * files themselves are never charged.  alloc_* return -EDQUOT past a hard
+ * limit, or past a soft one whose grace ran out, when limits are on. */
+int f2fs_dquot_alloc_block(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint64_t n);
+void f2fs_dquot_free_block(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint64_t n);
+int f2fs_dquot_alloc_inode(struct f2fs_sb *sb, const struct f2fs_inode *inode);
+/* An inode goes: its last (i_blocks - 1) blocks and the inode itself. */
+void f2fs_dquot_drop_inode(struct f2fs_sb *sb, const struct f2fs_inode *inode);
+/* Move an inode's charges to new owners (ids[type]); force skips the limits
+ * (recovery replays what was already allowed). */
+int f2fs_dquot_transfer(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			const uint32_t ids[F2FS_MAX_QUOTAS], bool force);
+bool f2fs_is_quota_file(const struct f2fs_sb *sb, uint32_t ino);
+void f2fs_dquot_init(struct f2fs_sb *sb);
+void f2fs_dquot_destroy(struct f2fs_sb *sb);
+/* The table entry for id, created (zeroed) if missing; NULL without memory.
+ * Caller holds quota.lock. */
+struct f2fs_dquot *f2fs_dquot_get(struct f2fs_quota_type *qt, uint32_t id);
+
+/* quota_tree.c: the v2 (vfsv1) tree format of fs/quota/quota_tree.c */
+int f2fs_qtree_parse(struct f2fs_sb *sb, int type, const uint8_t *buf, size_t len,
+		     struct f2fs_quota_type *qt);
+/* Build the file for qt's table: *out (malloc'd), *len a multiple of 1 KiB. */
+int f2fs_qtree_build(int type, const struct f2fs_quota_type *qt, uint8_t **out, size_t *len);
+
+/* quota.c: the quota files (read at mount, written by each checkpoint) */
+int f2fs_quota_load(struct f2fs_sb *sb);
+/* Write the changed quota files; the caller holds f2fs_lock_all. */
+int f2fs_quota_sync(struct f2fs_sb *sb);
+/* Turn the mount's limits on (after recovery). */
+void f2fs_quota_enforce(struct f2fs_sb *sb);
+
 struct f2fs_sb {
 	struct f2fs_dev *dev;
 	struct f2fs_cache *cache;
@@ -747,6 +812,8 @@ struct f2fs_sb {
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
+
+	struct f2fs_quota quota;	/* usage and limits of the quota files (dquot.c) */
 
 	/* encryption: the keyring and a generation bumped by every key change */
 	struct fscrypt_keyring *keyring;

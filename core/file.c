@@ -196,10 +196,18 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 		if (err)
 			goto out;
 	}
-	if (sa->valid & F2FS_SET_UID)
-		inode->uid = sa->uid;
-	if (sa->valid & F2FS_SET_GID)
-		inode->gid = sa->gid;
+	if (sa->valid & (F2FS_SET_UID | F2FS_SET_GID)) {
+		/* dquot_transfer before the owner changes: -EDQUOT leaves it as it was */
+		uint32_t ids[F2FS_MAX_QUOTAS] = {
+			(sa->valid & F2FS_SET_UID) ? sa->uid : inode->uid,
+			(sa->valid & F2FS_SET_GID) ? sa->gid : inode->gid, inode->projid };
+
+		err = f2fs_dquot_transfer(sb, inode, ids, false);
+		if (err)
+			goto out;
+		inode->uid = ids[F2FS_USRQUOTA];
+		inode->gid = ids[F2FS_GRPQUOTA];
+	}
 	if (sa->valid & F2FS_SET_ATIME)
 		f2fs_inode_set_time(inode, F2FS_TIME_ATIME, &sa->atime);
 	if (sa->valid & F2FS_SET_MTIME)
@@ -630,6 +638,48 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	}
 	if (next != inode->flags) {
 		inode->flags = next;
+		f2fs_now(&now);
+		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+out:
+	f2fs_end_op(sb, inode);
+	return err;
+}
+
+/* f2fs_ioc_setproject */
+int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA))
+		return projid ? -EOPNOTSUPP : 0;
+	if (!f2fs_writable(sb))
+		return -EROFS;
+	err = f2fs_begin_op(sb, ino, 0, &inode);
+	if (err)
+		return err;
+	if (inode->projid == projid)
+		goto out;
+	if (f2fs_is_quota_file(sb, inode->ino)) {
+		err = -EPERM;
+		goto out;
+	}
+	/* i_projid must fit in the inode's extra attributes */
+	if (!(inode->inline_flags & F2FS_EXTRA_ATTR) ||
+	    I_PROJID + 4 > I_ADDR + (uint32_t)inode->extra_isize) {
+		err = -EOVERFLOW;
+		goto out;
+	}
+	{
+		uint32_t ids[F2FS_MAX_QUOTAS] = { inode->uid, inode->gid, projid };
+		struct f2fs_timespec now;
+
+		err = f2fs_dquot_transfer(sb, inode, ids, false);
+		if (err)
+			goto out;
+		inode->projid = projid;
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 		err = f2fs_mark_inode_dirty(sb, inode);

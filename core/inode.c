@@ -80,6 +80,10 @@ static int decode_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	}
 	inode->addrs_per_inode = DEF_ADDRS_PER_INODE - inode->extra_isize / 4 -
 				 inode->inline_xattr_addrs;
+	/* f2fs_iget: F2FS_DEF_PROJID where the field is not there */
+	inode->projid = 0;
+	if (f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA) && fits_in_inode(inode, I_PROJID + 4))
+		inode->projid = get_le32(n + I_PROJID);
 
 	if (f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) && inode->extra_isize &&
 	    fits_in_inode(inode, I_INODE_CHECKSUM + 4)) {
@@ -407,6 +411,7 @@ void f2fs_fill_stat(struct f2fs_sb *sb, const struct f2fs_inode *inode, struct f
 		flags |= FS_NOCOW_FL;
 	st->flags = flags & F2FS_GETTABLE_FS_FL;
 	st->generation = inode->generation;
+	st->projid = inode->projid;
 }
 
 /* ======================= writing inodes ======================= */
@@ -463,6 +468,8 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 		put_le16(n + I_EXTRA_ISIZE, inode->extra_isize);
 		if (f2fs_has_feature(sb, F2FS_FEATURE_FLEXIBLE_INLINE_XATTR))
 			put_le16(n + I_INLINE_XATTR_SIZE, inode->inline_xattr_addrs);
+		if (f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA) && fits_in_inode(inode, I_PROJID + 4))
+			put_le32(n + I_PROJID, inode->projid);
 	}
 	if (f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) && inode->extra_isize &&
 	    fits_in_inode(inode, I_INODE_CHECKSUM + 4))
@@ -492,6 +499,18 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 		free(inode);
 		return -ENOMEM;
 	}
+	inode->mode = (uint16_t)mode;
+	inode->uid = uid;
+	inode->gid = gid;
+	/* f2fs_new_inode: a project-inherit directory passes its project on */
+	if (dir && (dir->flags & F2FS_PROJINHERIT_FL) &&
+	    f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA))
+		inode->projid = dir->projid;
+	/* dquot_alloc_inode before anything is allocated (its ino is not yet a
+	 * quota file's, so it is charged) */
+	err = f2fs_dquot_alloc_inode(sb, inode);
+	if (err)
+		goto fail_quota;
 	err = f2fs_alloc_nid(sb, &ino);
 	if (err)
 		goto fail;
@@ -501,9 +520,6 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 		goto fail;
 	}
 	inode->ino = ino;
-	inode->mode = (uint16_t)mode;
-	inode->uid = uid;
-	inode->gid = gid;
 	inode->links = fmt == S_IFDIR ? 2 : 1;
 	inode->blocks = 1;
 	inode->pino = dir ? dir->ino : ino;
@@ -553,6 +569,9 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 	*out = inode;
 	return 0;
 fail:
+	inode->blocks = 1;
+	f2fs_dquot_drop_inode(sb, inode);
+fail_quota:
 	free(inode->node);
 	free(inode);
 	return err;
@@ -643,8 +662,11 @@ int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 			f2fs_unhash_inode(sb, inode);
 		pthread_rwlock_unlock(&sb->evict_lock);
 	}
-	if (!err)
+	if (!err) {
+		/* what truncation left: the xattr node and the inode (dquot_free_inode) */
+		f2fs_dquot_drop_inode(sb, inode);
 		f2fs_remove_orphan(sb, inode->ino);
+	}
 	return err;
 }
 

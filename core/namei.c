@@ -241,6 +241,11 @@ int f2fs_symlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 	return do_create(sb, dir, name, len, S_IFLNK | 0777, 0, 0, target, cred, st);
 }
 
+static bool proj_fits(const struct f2fs_inode *dir, const struct f2fs_inode *inode)
+{
+	return !(dir->flags & F2FS_PROJINHERIT_FL) || dir->projid == inode->projid;
+}
+
 int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *name, size_t len,
 	      struct f2fs_stat *st)
 {
@@ -280,6 +285,11 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 	err = f2fs_crypt_permitted(sb, dir, inode);
 	if (err)
 		goto out;
+	/* f2fs_link: a project-inherit directory holds only its own project */
+	if (!proj_fits(dir, inode)) {
+		err = -EXDEV;
+		goto out;
+	}
 	err = f2fs_dir_lookup(sb, dir, name, len, &other, &ftype);
 	if (err != -ENOENT) {
 		if (!err)
@@ -515,6 +525,12 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 			err = f2fs_crypt_permitted(sb, odir, victim);
 		if (err)
 			goto out;
+	}
+	/* f2fs_rename, f2fs_cross_rename: nothing enters a project-inherit
+	 * directory with another project (userspace copies instead) */
+	if (!proj_fits(ndir, old) || (victim && (flags & RENAME_EXCHANGE) && !proj_fits(odir, victim))) {
+		err = -EXDEV;
+		goto out;
 	}
 	/* may_delete of both names that go (or are replaced), may_create of the new one */
 	if (f2fs_is_pinned(odir) || f2fs_is_immutable(ndir) || f2fs_is_pinned(old) ||

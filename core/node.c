@@ -253,10 +253,16 @@ int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_
 			dn->hole_blocks = subtree_span(inode, level - k + 1) - idx;
 			return -ENOENT;
 		} else {
-			err = f2fs_new_node(sb, inode->ino, noffset[k], !S_ISDIR(inode->mode), &nid,
-					    child);
+			/* inc_valid_node_count charges a node block to the inode's quota */
+			err = f2fs_dquot_alloc_block(sb, inode, 1);
 			if (err)
 				return err;
+			err = f2fs_new_node(sb, inode->ino, noffset[k], !S_ISDIR(inode->mode), &nid,
+					    child);
+			if (err) {
+				f2fs_dquot_free_block(sb, inode, 1);
+				return err;
+			}
 			inode->blocks++;
 			if (k == 1) {
 				put_le32(inode->node + I_NID + 4 * (offset[0] - NODE_DIR1_BLOCK), nid);
@@ -301,6 +307,7 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 	if (a != COMPRESS_ADDR || !(inode->inline_flags & F2FS_COMPRESS_RELEASED)) {
 		f2fs_add_valid_blocks(sb, -1);
 		inode->blocks--;
+		f2fs_dquot_free_block(sb, inode, 1);
 	}
 	put_le32(addrs + 4 * i, NULL_ADDR);
 }
@@ -365,6 +372,7 @@ static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 		err = f2fs_remove_node(sb, nid, inode->ino, false);
 		if (!err) {
 			inode->blocks--;
+			f2fs_dquot_free_block(sb, inode, 1);
 			*gone = true;
 		}
 	} else if (changed) {

@@ -164,8 +164,14 @@ static int collect(struct f2fs_sb *sb, struct fsync_list *l)
 				err = recover_inode_page(sb, page);
 				if (err)
 					break;
+				err = f2fs_iget(sb, ino, &inode);
+				/* the inode is back: charged to its owners (dquot_alloc_inode;
+				 * limits are not checked while recovering) */
+				if (!err)
+					f2fs_dquot_alloc_inode(sb, inode);
+			} else {
+				err = f2fs_iget(sb, ino, &inode);
 			}
-			err = f2fs_iget(sb, ino, &inode);
 			if (err) {
 				/* its inode is gone: nothing to replay for it */
 				f2fs_warn(sb, "recovery: skipping dnodes of missing inode %u", ino);
@@ -203,14 +209,26 @@ next:
 	return err;
 }
 
-/* recover_inode: the fsync()ed inode block's attributes win. */
-static void recover_inode(struct f2fs_inode *inode, const uint8_t *page)
+/* recover_inode: the fsync()ed inode block's attributes win; a new owner
+ * or project takes the inode's charges along (recover_quota_data). */
+static int recover_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *page)
 {
 	uint8_t *n = inode->node;
+	uint32_t ids[F2FS_MAX_QUOTAS] = { get_le32(page + I_UID), get_le32(page + I_GID),
+					   inode->projid };
+	int err;
 
+	if (f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA) && (page[I_INLINE] & F2FS_EXTRA_ATTR) &&
+	    I_PROJID + 4 <= I_ADDR + (uint32_t)inode->extra_isize &&
+	    I_PROJID + 4 <= I_ADDR + (uint32_t)get_le16(page + I_EXTRA_ISIZE))
+		ids[F2FS_PRJQUOTA] = get_le32(page + I_PROJID);
+	err = f2fs_dquot_transfer(sb, inode, ids, true);
+	if (err)
+		return err;
 	inode->mode = get_le16(page + I_MODE);
-	inode->uid = get_le32(page + I_UID);
-	inode->gid = get_le32(page + I_GID);
+	inode->uid = ids[F2FS_USRQUOTA];
+	inode->gid = ids[F2FS_GRPQUOTA];
+	inode->projid = ids[F2FS_PRJQUOTA];
 	inode->size = get_le64(page + I_SIZE);
 	inode->advise = page[I_ADVISE];
 	inode->flags = get_le32(page + I_FLAGS);
@@ -222,6 +240,7 @@ static void recover_inode(struct f2fs_inode *inode, const uint8_t *page)
 		inode->inline_flags &= (uint8_t)~F2FS_DATA_EXIST;
 	if (page[I_INLINE] & F2FS_PIN_FILE)
 		inode->inline_flags |= F2FS_PIN_FILE;
+	return 0;
 }
 
 /* recover_dentry: relink a new inode under its parent with its recorded name. */
@@ -291,6 +310,7 @@ static int recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, cons
 			if (err)
 				return err;
 			inode->blocks--;
+			f2fs_dquot_free_block(sb, inode, 1);
 		}
 		err = f2fs_claim_nid(sb, nid);
 		if (err)
@@ -301,6 +321,7 @@ static int recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, cons
 		pthread_mutex_unlock(&sb->nm->lock);
 		f2fs_add_valid_blocks(sb, 1);
 		inode->blocks++;
+		f2fs_dquot_alloc_block(sb, inode, 1);
 		inode->xattr_nid = nid;
 	}
 	blk = f2fs_alloc_blocks(1);
@@ -362,6 +383,7 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 				put_le32(dn.addrs + 4 * i, NEW_ADDR);
 				f2fs_add_valid_blocks(sb, 1);
 				inode->blocks++;
+				f2fs_dquot_alloc_block(sb, inode, 1);
 			}
 			continue;
 		}
@@ -377,6 +399,7 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 		if (src == NULL_ADDR) {
 			f2fs_add_valid_blocks(sb, 1);
 			inode->blocks++;
+			f2fs_dquot_alloc_block(sb, inode, 1);
 		} else if (src != NEW_ADDR) {
 			f2fs_invalidate_block(sb, src);
 		}
@@ -419,8 +442,8 @@ static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 			goto next;
 		pthread_rwlock_wrlock(&e->inode->lock);
 		if (is_inode_block(page))
-			recover_inode(e->inode, page);
-		if (e->last_dentry == blkaddr)
+			err = recover_inode(sb, e->inode, page);
+		if (!err && e->last_dentry == blkaddr)
 			err = recover_dentry(sb, e->inode, page);
 		if (!err)
 			err = do_recover_data(sb, e->inode, page);
@@ -458,6 +481,9 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb)
 	free(l.e);
 	if (!err)
 		err = f2fs_allocate_new_segments(sb);
+	/* the checkpoint's quota files count what it replayed */
+	if (!err)
+		err = f2fs_quota_sync(sb);
 	if (!err)
 		err = f2fs_write_dirty_nodes(sb);
 	if (!err)

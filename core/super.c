@@ -237,6 +237,7 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
 	pthread_mutex_init(&sb->orphan_lock, NULL);
+	f2fs_dquot_init(sb);
 	sb->max_unused_inodes = 4096;
 	if (f2fs_crypt_init(sb)) {
 		free(sb);
@@ -336,6 +337,7 @@ static void sb_free(struct f2fs_sb *sb)
 	pthread_rwlock_destroy(&sb->cp_rwsem);
 	pthread_mutex_destroy(&sb->rename_lock);
 	pthread_mutex_destroy(&sb->orphan_lock);
+	f2fs_dquot_destroy(sb);
 	free(sb);
 }
 
@@ -347,12 +349,6 @@ static int enable_write(struct f2fs_sb *sb)
 	if (f2fs_has_feature(sb, F2FS_FEATURE_RO)) {
 		f2fs_err(sb, "the filesystem has the \"ro\" feature: mount it read-only");
 		return -EROFS;
-	}
-	if (f2fs_has_feature(sb, F2FS_FEATURE_QUOTA_INO) || f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA)) {
-		/* writes would leave the quota files behind the usage they count */
-		f2fs_err(sb, "superblock: quota files (features quota_ino/project_quota) are not "
-			 "maintained by this version: mount read-only");
-		return -EOPNOTSUPP;
 	}
 	if (sb->recovery_pending && sb->opts.norecovery) {
 		f2fs_err(sb, "norecovery needs a read-only mount: fsync()ed data would be lost");
@@ -369,10 +365,15 @@ static int enable_write(struct f2fs_sb *sb)
 		err = f2fs_build_node_manager(sb);
 	if (!err)
 		err = f2fs_build_node_table(sb);
+	/* quota first: freeing orphans and replaying fsync()ed data change usage */
+	if (!err)
+		err = f2fs_quota_load(sb);
 	if (!err)
 		err = f2fs_recover_orphans(sb);
 	if (!err && sb->recovery_pending)
 		err = f2fs_recover_fsync_data(sb);
+	if (!err)
+		f2fs_quota_enforce(sb);
 	return err;
 }
 

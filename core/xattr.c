@@ -373,9 +373,14 @@ static int store_all(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t
 	if (!inode->xattr_nid) {
 		uint32_t nid;
 
-		err = f2fs_new_node(sb, inode->ino, XATTR_NODE_OFFSET, true, &nid, node);
+		err = f2fs_dquot_alloc_block(sb, inode, 1);
 		if (err)
 			goto out;
+		err = f2fs_new_node(sb, inode->ino, XATTR_NODE_OFFSET, true, &nid, node);
+		if (err) {
+			f2fs_dquot_free_block(sb, inode, 1);
+			goto out;
+		}
 		inode->xattr_nid = nid;
 		inode->blocks++;
 	} else {

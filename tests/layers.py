@@ -19,14 +19,14 @@ import sys
 FLOORS = [
     ["msg", "platform", "crc", "hash", "lzorle"],
     ["dev", "cache", "extent_cache"],
-    ["nat", "segment"],
+    ["nat", "segment", "dquot", "quota_tree"],
     ["node"],
     ["checkpoint"],
     ["inode"],
     ["xattr", "acl"],
     ["crypt"],
     ["data", "inline", "compress"],
-    ["dir"],
+    ["dir", "quota"],
     ["gc", "recovery"],
     ["vfs", "namei", "file"],
     ["super"],
@@ -37,6 +37,7 @@ FLOORS = [
 ALLOWED = {
     ("inode", "f2fs_compress_check_inode", "compress"),
     ("inode", "f2fs_compress_drop_cache", "compress"),
+    ("checkpoint", "f2fs_quota_sync", "quota"),
 }
 
 

@@ -257,7 +257,7 @@ def fsck_problems(output, returncode):
     A clean run exits 0, prints only "[Ok..]" result lines and "Done".
     Problems show as a non-zero exit, "[Fail]" result lines, "[ASSERT]"
     lines and "[FIX]" lines (printed, with --dry-run, for what it would
-    have changed).
+    have changed), and for quota files "Fixing Quota file" and "[ERROR]".
     "[FSCK] fixing SIT types" and "other corrupted bugs  [Ok..]" appear on
     clean images too and are not problems.
     """
@@ -267,6 +267,10 @@ def fsck_problems(output, returncode):
     for line in output.splitlines():
         s = line.strip()
         if "[Fail]" in s or "[FIX]" in s or "[ASSERT]" in s:
+            probs.append(s)
+        # quota files that do not match the usage fsck counts: it rewrites them
+        # (even with --dry-run) and says so only in these lines
+        elif "Fixing Quota file" in s or s.startswith("[ERROR]") or "[QUOTA WARNING]" in s:
             probs.append(s)
     if not re.search(r"^Done", output, re.M):
         probs.append("no 'Done' line")
