@@ -43,8 +43,8 @@ struct f2fs_mount_opts {
 	 */
 	bool (*held)(void *arg, uint32_t ino);
 	void *held_arg;
-	unsigned int quota_limits;	/* 1 << type: enforce that type's limits (usrquota,
-					 * grpquota, prjquota; quota = user and group) */
+	unsigned int quota_limits;	/* 1 << type: enforce that type's limits
+					 * (usrquota or quota, grpquota, prjquota) */
 };
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
@@ -74,8 +74,8 @@ struct f2fs_quota_state {
 	bool enforced;			/* limits are checked on this mount */
 	bool need_repair;		/* the files wait for fsck.f2fs (CP_QUOTA_NEED_FSCK_FLAG) */
 };
-/* Every id with usage or limits, sorted; *out is malloc'd. */
-int f2fs_quota_report(struct f2fs_sb *sb, int type, struct f2fs_quota_usage **out, size_t *n);
+/* The first id from id on with usage or limits (Q_GETNEXTQUOTA); -ENOENT past the last. */
+int f2fs_quota_get_next(struct f2fs_sb *sb, int type, uint32_t id, struct f2fs_quota_usage *u);
 int f2fs_quota_info(struct f2fs_sb *sb, int type, struct f2fs_quota_state *st);
 /* setquota: limits in bytes and inodes, 0 for none; the next checkpoint writes them. */
 int f2fs_quota_set_limits(struct f2fs_sb *sb, int type, uint32_t id, uint64_t bsoft,

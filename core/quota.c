@@ -211,31 +211,29 @@ static void to_usage(const struct f2fs_dquot *dq, struct f2fs_quota_usage *u)
 	u->itime = dq->itime;
 }
 
-int f2fs_quota_report(struct f2fs_sb *sb, int type, struct f2fs_quota_usage **out, size_t *n)
+int f2fs_quota_get_next(struct f2fs_sb *sb, int type, uint32_t id, struct f2fs_quota_usage *u)
 {
 	struct f2fs_quota_type *qt;
-	struct f2fs_quota_usage *u;
-	size_t k = 0;
 	int err = check_type(sb, type);
 
 	if (err)
 		return err;
 	qt = &sb->quota.t[type];
+	err = -ENOENT;
 	pthread_mutex_lock(&sb->quota.lock);
-	u = calloc(qt->n ? qt->n : 1, sizeof(*u));
-	for (size_t i = 0; u && i < qt->n; i++) {
+	for (size_t i = 0; i < qt->n; i++) {
 		const struct f2fs_dquot *dq = &qt->dq[i];
 
-		if (dq->curspace || dq->curinodes || dq->bhardlimit || dq->bsoftlimit ||
-		    dq->ihardlimit || dq->isoftlimit)
-			to_usage(dq, &u[k++]);
+		/* Q_GETNEXTQUOTA: ids without usage or limits are not there */
+		if (dq->id < id || !(dq->curspace || dq->curinodes || dq->bhardlimit ||
+				     dq->bsoftlimit || dq->ihardlimit || dq->isoftlimit))
+			continue;
+		to_usage(dq, u);
+		err = 0;
+		break;
 	}
 	pthread_mutex_unlock(&sb->quota.lock);
-	if (!u)
-		return -ENOMEM;
-	*out = u;
-	*n = k;
-	return 0;
+	return err;
 }
 
 int f2fs_quota_info(struct f2fs_sb *sb, int type, struct f2fs_quota_state *st)

@@ -161,6 +161,10 @@ void f2fs_fuse_maintenance_destroy(struct f2fs_fuse *fs);
 void f2fs_fuse_start_maintenance(struct f2fs_fuse *fs);
 void f2fs_fuse_stop_maintenance(struct f2fs_fuse *fs);
 
+/* F2FS_IOC_QUOTACTL (quotactl.c, quotactl_proto.h); true if it was answered here. */
+bool f2fs_fuse_quotactl_ioctl(fuse_req_t req, unsigned int cmd, const void *in_buf,
+			      size_t in_bufsz, size_t out_bufsz);
+
 /* One request: counted when its handler starts, timed until it returns. */
 struct f2fs_fuse_optimer {
 	struct f2fs_fuse *fs;

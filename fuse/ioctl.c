@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ioctl: the inode flags of chattr/lsattr and the generation query.
+ * ioctl: the inode flags of chattr/lsattr, project ids, and the generation query.
  */
 #include "f2fs_fuse.h"
 #include "caller.h"
@@ -46,7 +46,7 @@ static void reply_fsxattr(fuse_req_t req, const struct f2fs_stat *st, size_t out
 	for (size_t i = 0; i < NXFLAGS; i++)
 		if (st->flags & xflag_map[i].fl)
 			fa.fsx_xflags |= xflag_map[i].xfl;
-	/* project ids are not read: 0, as on a file system without them */
+	fa.fsx_projid = st->projid;
 	fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
 }
 
@@ -66,10 +66,11 @@ static int set_flags(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const voi
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
 	struct f2fs_caller who;
 	struct f2fs_stat st;
-	uint32_t next;
+	uint32_t next, projid = 0;
+	bool setxattr = cmd == (unsigned int)FS_IOC_FSSETXATTR;
 	int err;
 
-	if (cmd == (unsigned int)FS_IOC_FSSETXATTR ? in_bufsz < sizeof(struct fsxattr)
+	if (setxattr ? in_bufsz < sizeof(struct fsxattr)
 						    : in_bufsz < sizeof(int))
 		return -EINVAL;
 	/* mnt_want_write_file: the VFS skips it for the compat number too */
@@ -91,11 +92,7 @@ static int set_flags(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const voi
 			if (fa.fsx_xflags & xflag_map[i].xfl)
 				next |= xflag_map[i].fl;
 		}
-		/* f2fs_ioc_setproject without project quota: only the default id 0 */
-		if (fa.fsx_projid) {
-			err = -EOPNOTSUPP;
-			goto out;
-		}
+		projid = fa.fsx_projid;
 	} else {
 		int val;
 
@@ -109,6 +106,9 @@ static int set_flags(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const voi
 		err = -EPERM;
 	else
 		err = f2fs_set_flags(fs->sb, nid, next);
+	/* f2fs_fileattr_set: the flags, then the project (f2fs_ioc_setproject) */
+	if (!err && setxattr)
+		err = f2fs_set_projid(fs->sb, nid, projid);
 out:
 	pthread_mutex_unlock(&fs->flags_lock);
 	f2fs_caller_done(&who);
@@ -128,6 +128,9 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 
 	/* remount's notice to the daemon (remount.c) */
 	if (f2fs_fuse_remount_ioctl(req, cmd, out_bufsz))
+		return;
+	/* quota reports and limits (quotactl_proto.h) */
+	if (f2fs_fuse_quotactl_ioctl(req, cmd, in_buf, in_bufsz, out_bufsz))
 		return;
 	/* fscrypt keys and policies (keyctl_proto.h) */
 	if (f2fs_keyctl_ioctl(req, ino, cmd, in_buf, in_bufsz, out_bufsz))

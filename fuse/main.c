@@ -112,6 +112,7 @@ static int run(int argc, char *argv[])
 	mopts.checkpoint_interval = c.checkpoint_interval;
 	mopts.atime = c.atime;
 	mopts.nodiratime = c.nodiratime;
+	mopts.quota_limits = c.quota_limits;
 	mopts.cache_size = c.cache_size;
 	mopts.log = f2fs_fuse_log_msg;
 	mopts.log_arg = &fs;

@@ -39,6 +39,10 @@ enum {
 	KEY_STRICTATIME,
 	KEY_NODIRATIME,
 	KEY_DIRATIME,
+	KEY_USRQUOTA,
+	KEY_GRPQUOTA,
+	KEY_PRJQUOTA,
+	KEY_NOQUOTA,
 };
 
 static const struct fuse_opt cli_opts[] = {
@@ -94,6 +98,12 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("norelatime", KEY_STRICTATIME),
 	FUSE_OPT_KEY("nodiratime", KEY_NODIRATIME),
 	FUSE_OPT_KEY("diratime", KEY_DIRATIME),
+	/* f2fs's quota options: "quota" is usrquota there */
+	FUSE_OPT_KEY("quota", KEY_USRQUOTA),
+	FUSE_OPT_KEY("usrquota", KEY_USRQUOTA),
+	FUSE_OPT_KEY("grpquota", KEY_GRPQUOTA),
+	FUSE_OPT_KEY("prjquota", KEY_PRJQUOTA),
+	FUSE_OPT_KEY("noquota", KEY_NOQUOTA),
 	/* Generic kernel flags libfuse does not know and that change nothing here. */
 	FUSE_OPT_KEY("lazytime", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("nolazytime", FUSE_OPT_KEY_DISCARD),
@@ -261,6 +271,14 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_DIRATIME:
 		c->nodiratime = key == KEY_NODIRATIME;
 		return 0;
+	case KEY_USRQUOTA:
+	case KEY_GRPQUOTA:
+	case KEY_PRJQUOTA:
+		c->quota_limits |= 1u << (key - KEY_USRQUOTA);
+		return 0;
+	case KEY_NOQUOTA:
+		c->quota_limits = 0;
+		return 0;
 	default:
 		return 1;
 	}
@@ -300,6 +318,9 @@ void f2fs_fuse_help(void)
 	       "    -o strictatime         every read updates the access time\n"
 	       "    -o noatime             reads leave access times alone\n"
 	       "    -o nodiratime          listing a directory leaves its access time alone\n"
+	       "    -o usrquota, grpquota, prjquota  enforce that type's quota limits (quota_ino\n"
+	       "                           filesystems; usage is always kept); -o quota is\n"
+	       "                           usrquota, -o noquota none\n"
 	       "    -o io_stats            print the image I/O counts by request size,\n"
 	       "                           checkpoints, cleaning and SSR counts, and the\n"
 	       "                           FUSE requests by kind, at unmount (SIGUSR1\n"

@@ -17,6 +17,7 @@ struct f2fs_fuse_cli {
 	bool direct, discard, norecovery, fsync_checkpoint, io_stats;
 	enum f2fs_atime_mode atime;	/* relatime unless told otherwise, as mount(8) */
 	bool nodiratime;
+	unsigned int quota_limits;	/* 1 << type, as core/api.h */
 	bool have_fsname, have_subtype;
 	size_t cache_size;
 	unsigned int checkpoint_interval;

@@ -68,6 +68,14 @@ void usage(FILE *out)
 	      "        --data-unit-size=512|1024|2048|4096              (default: the block)\n"
 	      "      (v1 policies take neither --iv-ino-lblk-* nor --data-unit-size)\n"
 	      "\n"
+	      "  " PROG " quota [-u|-g|-p] MOUNTPOINT\n"
+	      "      Report the usage and limits of every user (-u, the default), group\n"
+	      "      (-g) or project (-p) with any, as repquota(8); space in KiB.\n"
+	      "  " PROG " quota [-u|-g|-p] --set ID BSOFT BHARD ISOFT IHARD MOUNTPOINT\n"
+	      "      Set an id's limits, as setquota(8): space in KiB, inodes; 0 is none.\n"
+	      "  " PROG " quota [-u|-g|-p] --grace BLOCK_SECONDS INODE_SECONDS MOUNTPOINT\n"
+	      "      Set the grace periods of soft limits.\n"
+	      "\n"
 	      "KEY is a key identifier (32 hex digits) or a v1 key descriptor (16).\n"
 	      "\n"
 	      "Options for every command:\n"
@@ -159,6 +167,7 @@ int main(int argc, char *argv[])
 		{ "key_status", cmd_key_status },
 		{ "get_policy", cmd_get_policy },
 		{ "set_policy", cmd_set_policy },
+		{ "quota", cmd_quota },
 	};
 	int i, j;
 

@@ -2,7 +2,7 @@
 /*
  * f2fs-fusectl's shared pieces: reaching a mount's daemon (request.c), the
  * messages, and the commands, one file per area (keys.c: keys and
- * policies).  Only libc.
+ * policies; quota.c: quota reports and limits).  Only libc.
  */
 #ifndef F2FS_FUSECTL_H
 #define F2FS_FUSECTL_H
@@ -55,5 +55,6 @@ int cmd_remove_key(int argc, char *argv[]);
 int cmd_key_status(int argc, char *argv[]);
 int cmd_get_policy(int argc, char *argv[]);
 int cmd_set_policy(int argc, char *argv[]);
+int cmd_quota(int argc, char *argv[]);
 
 #endif
