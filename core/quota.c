@@ -34,8 +34,9 @@ static int read_file(struct f2fs_sb *sb, int type, uint32_t ino, uint8_t **out, 
 		return err;
 	if (!S_ISREG(inode->mode) || inode->size > QUOTA_FILE_MAX ||
 	    (inode->inline_flags & F2FS_INLINE_DATA) || f2fs_is_encrypted(inode)) {
-		err = f2fs_corrupted(sb, "%s quota file (inode %u) is not a plain regular file "
-				     "of at most %u bytes", type_name[type], ino, QUOTA_FILE_MAX);
+		f2fs_err(sb, "%s quota file (inode %u) is not a plain regular file of at most "
+			 "%u bytes", type_name[type], ino, QUOTA_FILE_MAX);
+		err = -EUCLEAN;
 		goto out;
 	}
 	buf = malloc(inode->size ? inode->size : 1);
@@ -47,8 +48,7 @@ static int read_file(struct f2fs_sb *sb, int type, uint32_t ino, uint8_t **out, 
 	if (r < 0)
 		err = (int)r;
 	else if ((uint64_t)r != inode->size)
-		err = f2fs_corrupted(sb, "%s quota file: read %zd of %llu bytes", type_name[type],
-				     r, (unsigned long long)inode->size);
+		err = -EIO;
 	if (!err) {
 		*out = buf;
 		*len = inode->size;

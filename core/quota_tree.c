@@ -28,6 +28,10 @@
 #define V2_VERSION_R1		1
 #define V2_INFO_OFF		8	/* after magic and version */
 
+/* A quota file that lies is for fsck.f2fs to rebuild (CP_QUOTA_NEED_FSCK_FLAG,
+ * quota.c); the rest of the filesystem is not suspect, so no need_fsck. */
+#define quota_bad(sb, ...) (f2fs_err(sb, __VA_ARGS__), -EUCLEAN)
+
 /* magic numbers of user, group and project files (quota_v2.c) */
 static const uint32_t v2_magic[F2FS_MAX_QUOTAS] = { 0xd9c01f11, 0xd9c01927, 0xd9c03f14 };
 
@@ -108,7 +112,7 @@ static int walk_tree(struct walk *w, uint32_t blk, int depth)
 			continue;
 		/* do_check_range: a reference stays inside the file and off the header */
 		if (ref <= QT_TREEOFF || ref >= w->nblocks)
-			return f2fs_corrupted(w->sb, "quota file %d: block %u refers to block %u "
+			return quota_bad(w->sb, "quota file %d: block %u refers to block %u "
 					      "of %u", w->type, blk, ref, w->nblocks);
 		if (depth == QT_TREEDEPTH - 1)
 			err = read_data_block(w, ref);
@@ -128,17 +132,17 @@ int f2fs_qtree_parse(struct f2fs_sb *sb, int type, const uint8_t *buf, size_t le
 	int err;
 
 	if (len < 2 * QT_BLKSIZE)
-		return f2fs_corrupted(sb, "quota file %d: %zu bytes, too short for a tree",
+		return quota_bad(sb, "quota file %d: %zu bytes, too short for a tree",
 				      type, len);
 	if (get_le32(buf) != v2_magic[type] || get_le32(buf + 4) != V2_VERSION_R1)
-		return f2fs_corrupted(sb, "quota file %d: not a v2 revision 1 file (magic 0x%x, "
+		return quota_bad(sb, "quota file %d: not a v2 revision 1 file (magic 0x%x, "
 				      "version %u)", type, get_le32(buf), get_le32(buf + 4));
 	qt->bgrace = get_le32(buf + V2_INFO_OFF + QI_BGRACE);
 	qt->igrace = get_le32(buf + V2_INFO_OFF + QI_IGRACE);
 	qt->info_flags = get_le32(buf + V2_INFO_OFF + QI_FLAGS);
 	blocks = get_le32(buf + V2_INFO_OFF + QI_BLOCKS);
 	if (blocks < 2 || blocks > len / QT_BLKSIZE)
-		return f2fs_corrupted(sb, "quota file %d: %u blocks in a file of %zu bytes",
+		return quota_bad(sb, "quota file %d: %u blocks in a file of %zu bytes",
 				      type, blocks, len);
 	w.nblocks = blocks;
 	w.seen = calloc(blocks / 8 + 1, 1);
