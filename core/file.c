@@ -632,6 +632,9 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	if (err)
 		return err;
 	next = (inode->flags & ~F2FS_SETTABLE_FS_FL) | (fsflags & F2FS_SETTABLE_FS_FL);
+	/* f2fs_mask_flags: only directories pass their project on */
+	if (!S_ISDIR(inode->mode))
+		next &= ~F2FS_PROJINHERIT_FL;
 	if ((next ^ inode->flags) & UNCHANGEABLE_FL) {
 		err = -EOPNOTSUPP;
 		goto out;

@@ -524,8 +524,10 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 	inode->blocks = 1;
 	inode->pino = dir ? dir->ino : ino;
 	inode->flags = dir ? dir->flags & FL_INHERITED : 0;
+	/* f2fs_mask_flags: F2FS_REG_FLMASK keeps the directory-only flags,
+	 * project inheritance included, off everything else */
 	if (fmt != S_IFDIR)
-		inode->flags &= ~(F2FS_DIRSYNC_FL | F2FS_CASEFOLD_FL);
+		inode->flags &= ~(F2FS_DIRSYNC_FL | F2FS_CASEFOLD_FL | F2FS_PROJINHERIT_FL);
 	if (fmt != S_IFREG && fmt != S_IFDIR)
 		inode->flags &= F2FS_NODUMP_FL | F2FS_NOATIME_FL;
 	f2fs_random_bytes(gen, sizeof(gen));

@@ -344,7 +344,7 @@ def test_project_ids(img):
     os.mkdir(j("proj", "sub"))
     write(j("proj", "sub", "g"), 10)
     os.symlink("target", j("proj", "link"))
-    assert get_projid(j("proj", "f")) == (42, True)      # files inherit +P too
+    assert get_projid(j("proj", "f")) == (42, False)     # the project, not +P
     assert get_projid(j("proj", "sub")) == (42, True)
     assert get_projid(j("proj", "sub", "g"))[0] == 42
     for fn in (lambda: os.rename(j("outside"), j("proj", "moved")),

@@ -38,6 +38,9 @@ WANTED_MODULES = [
     # f2fs and what it needs at mount time ("softdep f2fs pre: crc32")
     "crc32_generic", "crc32c_generic", "lz4_compress", "lz4hc_compress",
     "zstd_compress", "f2fs",
+    # the quota format of quota_ino filesystems (vfsv1 trees); without it the
+    # kernel mounts them with quota off ("Failed to enable quota tracking")
+    "quota_tree", "quota_v2",
     # fscrypt algorithms: AES-XTS/CTS, Adiantum, AES-128-CBC-ESSIV (cbc,
     # sha256 and aes are built in)
     "ecb", "xts", "cts", "sha512_generic", "libpoly1305", "libchacha",
