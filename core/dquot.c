@@ -81,56 +81,56 @@ static int64_t now_sec(void)
 	return (int64_t)time(NULL);
 }
 
-/* check_bdq: may dq take `space` more bytes?  Starts the grace period the
- * first time the soft limit is passed. */
-static int check_space(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t space)
+/*
+ * check_bdq and check_idq: may usage cur take n more against these limits?
+ * Passing the soft limit the first time starts its grace period (*deadline).
+ */
+static int check_limit(const struct f2fs_quota_type *qt, uint64_t cur, uint64_t n, uint64_t hard,
+		       uint64_t soft, int64_t *deadline, uint32_t grace)
 {
-	uint64_t total = dq->curspace + space;
+	uint64_t total = cur + n;
 
 	if (!qt->enforce)
 		return 0;
-	if (dq->bhardlimit && total > dq->bhardlimit)
+	if (hard && total > hard)
 		return -EDQUOT;
-	if (dq->bsoftlimit && total > dq->bsoftlimit) {
-		if (dq->btime && now_sec() >= dq->btime)
+	if (soft && total > soft) {
+		if (*deadline && now_sec() >= *deadline)
 			return -EDQUOT;
-		if (!dq->btime)
-			dq->btime = now_sec() + qt->bgrace;
+		if (!*deadline)
+			*deadline = now_sec() + grace;
 	}
 	return 0;
 }
 
-/* check_idq, for inodes */
+static int check_space(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t space)
+{
+	return check_limit(qt, dq->curspace, space, dq->bhardlimit, dq->bsoftlimit, &dq->btime,
+			   qt->bgrace);
+}
+
 static int check_inodes(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t n)
 {
-	uint64_t total = dq->curinodes + n;
-
-	if (!qt->enforce)
-		return 0;
-	if (dq->ihardlimit && total > dq->ihardlimit)
-		return -EDQUOT;
-	if (dq->isoftlimit && total > dq->isoftlimit) {
-		if (dq->itime && now_sec() >= dq->itime)
-			return -EDQUOT;
-		if (!dq->itime)
-			dq->itime = now_sec() + qt->igrace;
-	}
-	return 0;
+	return check_limit(qt, dq->curinodes, n, dq->ihardlimit, dq->isoftlimit, &dq->itime,
+			   qt->igrace);
 }
 
 /* dquot_decr_space / dquot_decr_inodes: below the soft limit, no grace runs */
+static void sub_usage(uint64_t *cur, uint64_t n, uint64_t soft, int64_t *deadline)
+{
+	*cur = *cur > n ? *cur - n : 0;
+	if (*cur <= soft)
+		*deadline = 0;
+}
+
 static void sub_space(struct f2fs_dquot *dq, uint64_t space)
 {
-	dq->curspace = dq->curspace > space ? dq->curspace - space : 0;
-	if (dq->curspace <= dq->bsoftlimit)
-		dq->btime = 0;
+	sub_usage(&dq->curspace, space, dq->bsoftlimit, &dq->btime);
 }
 
 static void sub_inodes(struct f2fs_dquot *dq, uint64_t n)
 {
-	dq->curinodes = dq->curinodes > n ? dq->curinodes - n : 0;
-	if (dq->curinodes <= dq->isoftlimit)
-		dq->itime = 0;
+	sub_usage(&dq->curinodes, n, dq->isoftlimit, &dq->itime);
 }
 
 static bool charged(const struct f2fs_sb *sb, const struct f2fs_inode *inode)
