@@ -82,8 +82,9 @@ int f2fs_quota_set_limits(struct f2fs_sb *sb, int type, uint32_t id, uint64_t bs
 			  uint64_t bhard, uint64_t isoft, uint64_t ihard);
 int f2fs_quota_set_grace(struct f2fs_sb *sb, int type, uint32_t bgrace, uint32_t igrace);
 /* FS_IOC_FSSETXATTR's fsx_projid (f2fs_ioc_setproject): -EOPNOTSUPP for a
- * non-zero id without project_quota, -EOVERFLOW where i_projid does not fit,
- * -EDQUOT past the new project's limits. */
+ * non-zero id without project_quota or for an inode without extra
+ * attributes, -EOVERFLOW where i_projid does not fit, -EDQUOT past the new
+ * project's limits. */
 int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid);
 /* True when fsync()ed data after the last checkpoint was found and not replayed. */
 bool f2fs_recovery_pending(const struct f2fs_sb *sb);

@@ -663,15 +663,19 @@ int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid)
 	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
+	/* the kernel's order: no extra attributes, the same id, a quota file,
+	 * an i_projid that does not fit in the extra attributes */
+	if (!(inode->inline_flags & F2FS_EXTRA_ATTR)) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
 	if (inode->projid == projid)
 		goto out;
 	if (f2fs_is_quota_file(sb, inode->ino)) {
 		err = -EPERM;
 		goto out;
 	}
-	/* i_projid must fit in the inode's extra attributes */
-	if (!(inode->inline_flags & F2FS_EXTRA_ATTR) ||
-	    I_PROJID + 4 > I_ADDR + (uint32_t)inode->extra_isize) {
+	if (I_PROJID + 4 > I_ADDR + (uint32_t)inode->extra_isize) {
 		err = -EOVERFLOW;
 		goto out;
 	}
