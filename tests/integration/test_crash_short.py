@@ -45,6 +45,19 @@ def test_crash_random_kills_nearly_full(f2fs_fuse, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.needs_binary
+def test_crash_random_kills_quota(f2fs_fuse, tmp_path):
+    """The same on quota_ino images with project quota: after every kill and
+    recovery fsck.f2fs checks the user, group and project quota files."""
+    args = ["--seed", "3", "--iterations", "8", "--fresh-every", "4",
+            "--features", "extra_attr,project_quota,quota",
+            "--time-limit", "240", "--workdir", str(tmp_path)]
+    rc, out = run_crash(args, f2fs_fuse)
+    assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
+        " ".join(args[:-2]), out[-8000:])
+
+
+@pytest.mark.slow
+@pytest.mark.needs_binary
 def test_crash_ace_sequences(f2fs_fuse, tmp_path):
     args = ["--seed", "1", "--ace-only", "--ace-len", "2", "--ace-quick",
             "--time-limit", "240", "--workdir", str(tmp_path)]
