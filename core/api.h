@@ -252,6 +252,9 @@ struct f2fs_statfs {
 	uint8_t uuid[16];
 };
 int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st);
+/* f2fs_statfs_project: for a project-inherit directory, with project limits
+ * on, the filesystem's size and free space shrink to the project's limits. */
+void f2fs_quota_statfs_project(struct f2fs_sb *sb, uint32_t ino, struct f2fs_statfs *st);
 
 /* I/O statistics by request size: 4K, 8K, 16K, ... 256K, (256K,512K), >=512K */
 #define F2FS_IO_BUCKETS 9

@@ -301,3 +301,46 @@ int f2fs_quota_set_grace(struct f2fs_sb *sb, int type, uint32_t bgrace, uint32_t
 	pthread_mutex_unlock(&sb->quota.lock);
 	return 0;
 }
+
+void f2fs_quota_statfs_project(struct f2fs_sb *sb, uint32_t ino, struct f2fs_statfs *st)
+{
+	struct f2fs_quota_type *qt = &sb->quota.t[F2FS_PRJQUOTA];
+	struct f2fs_inode *inode;
+	bool inherit;
+	uint32_t projid;
+
+	if (!sb->quota.on || !qt->ino || !qt->enforce || f2fs_iget_req(sb, ino, &inode))
+		return;
+	pthread_rwlock_rdlock(&inode->lock);
+	inherit = inode->flags & F2FS_PROJINHERIT_FL;
+	projid = inode->projid;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	if (!inherit)
+		return;
+	pthread_mutex_lock(&sb->quota.lock);
+	for (size_t i = 0; i < qt->n; i++) {
+		const struct f2fs_dquot *dq = &qt->dq[i];
+		uint64_t limit, used;
+
+		if (dq->id != projid)
+			continue;
+		/* min_not_zero of the soft and hard limits, in blocks */
+		limit = dq->bsoftlimit && dq->bhardlimit ? F2FS_MIN(dq->bsoftlimit, dq->bhardlimit) :
+			dq->bsoftlimit | dq->bhardlimit;
+		limit /= st->bsize;
+		if (limit && st->blocks > limit) {
+			used = dq->curspace / st->bsize;
+			st->blocks = limit;
+			st->bfree = st->bavail = limit > used ? limit - used : 0;
+		}
+		limit = dq->isoftlimit && dq->ihardlimit ? F2FS_MIN(dq->isoftlimit, dq->ihardlimit) :
+			dq->isoftlimit | dq->ihardlimit;
+		if (limit && st->files > limit) {
+			st->files = limit;
+			st->ffree = limit > dq->curinodes ? limit - dq->curinodes : 0;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&sb->quota.lock);
+}

@@ -247,6 +247,9 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	int err;
 
 	err = f2fs_statfs(fs->sb, &sf);
+	/* a project-inherit directory shows its project's limits (f2fs_statfs_project) */
+	if (!err)
+		f2fs_quota_statfs_project(fs->sb, f2fs_fuse_nid(fs, ino), &sf);
 	if (err) {
 		f2fs_fuse_reply_err(req, err);
 		return;

@@ -358,8 +358,11 @@ def test_project_ids(img):
     assert get_projid(j("outside"))[0] == 7
     use = check_usage(p, symlink_projid={j("proj", "link"): 42})
     assert use["project"][42][1] == 5     # proj, sub, g, link and f-out, which kept its id
-    # a project limit stops writes into the project
-    assert fusectl("quota", "-p", "--set", 42, 0, 64, 0, 0, p).returncode == 0
+    # a project limit stops writes into the project, and df shows it there
+    assert fusectl("quota", "-p", "--set", 42, 0, 64, 0, 10, p).returncode == 0
+    sv = os.statvfs(j("proj"))
+    assert sv.f_blocks * sv.f_frsize == 64 << 10 and sv.f_files == 10, sv
+    assert os.statvfs(p).f_blocks * os.statvfs(p).f_frsize > 64 << 20
     with pytest.raises(OSError) as e:
         write(j("proj", "sub", "big"), 1 << 20)
     assert e.value.errno == 122
