@@ -308,6 +308,78 @@ int f2fs_get_policy(struct f2fs_sb *sb, uint32_t ino, struct f2fs_policy *p);
  */
 int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *p);
 
+/* ---- the f2fs ioctls (ioctl.c); the caller checks capabilities, as fuse/ does ---- */
+
+/* F2FS_IOC_SHUTDOWN modes (F2FS_GOING_DOWN_*) */
+#define F2FS_SHUTDOWN_FULLSYNC	0x0	/* write everything and checkpoint, then stop */
+#define F2FS_SHUTDOWN_METASYNC	0x1	/* stop; what was written stays (fsync()ed data) */
+#define F2FS_SHUTDOWN_NOSYNC	0x2	/* stop now */
+#define F2FS_SHUTDOWN_METAFLUSH	0x3	/* flush the device cache, then stop */
+#define F2FS_SHUTDOWN_NEED_FSCK	0x4	/* checkpoint asking for fsck; keep going */
+/*
+ * After a shutdown every change fails with -EIO (opens for writing too),
+ * reads go on, and unmounting writes nothing: the next mount finds the
+ * last checkpoint and rolls forward what was fsync()ed, as after a crash.
+ */
+int f2fs_shutdown(struct f2fs_sb *sb, uint32_t mode);
+bool f2fs_is_shut_down(const struct f2fs_sb *sb);
+/* F2FS_IOC_GARBAGE_COLLECT: one victim section; sync waits for other cleaners,
+ * else -EBUSY.  -ENODATA when there is nothing to clean. */
+int f2fs_ioc_gc(struct f2fs_sb *sb, bool sync);
+/* F2FS_IOC_GARBAGE_COLLECT_RANGE: every section touching blocks [start, start + len). */
+int f2fs_ioc_gc_range(struct f2fs_sb *sb, bool sync, uint64_t start, uint64_t len);
+/* F2FS_IOC_GET_FEATURES: the superblock's feature bits */
+uint32_t f2fs_get_features(const struct f2fs_sb *sb);
+/* FS_IOC_GETFSLABEL / SETFSLABEL: the volume name in UTF-8 (size >= 256) */
+int f2fs_get_label(struct f2fs_sb *sb, char *buf, size_t size);
+int f2fs_set_label(struct f2fs_sb *sb, const char *label, size_t len);
+/* FITRIM: byte range and minimum length; *trimmed receives the bytes discarded */
+int f2fs_trim_fs(struct f2fs_sb *sb, uint64_t start, uint64_t len, uint64_t minlen,
+		 uint64_t *trimmed);
+/* F2FS_IOC_GET_PIN_FILE: 0 if not pinned, else 1 + i_gc_failures in *failures. */
+int f2fs_get_pin_file(struct f2fs_sb *sb, uint32_t ino, bool *pinned, uint32_t *failures);
+/* F2FS_IOC_SET_PIN_FILE: returns i_gc_failures (>= 0) or -errno. */
+int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin);
+/* F2FS_IOC_DEFRAGMENT: rewrite [*start, *start + *len) bytes contiguously if it is
+ * fragmented; *len receives the bytes moved. */
+int f2fs_defragment(struct f2fs_sb *sb, uint32_t ino, uint64_t start, uint64_t *len);
+/* F2FS_IOC_MOVE_RANGE: the data of [pos_in, +len) of src goes to pos_out of dst and
+ * src keeps a hole there; block-aligned; len 0 means to src's end.  *moved: bytes. */
+int f2fs_move_range(struct f2fs_sb *sb, uint32_t src, uint32_t dst, uint64_t pos_in,
+		    uint64_t pos_out, uint64_t len, uint64_t *moved);
+
+/* A file's physical extents (f2fs-fusectl extents; FIEMAP does not cross FUSE). */
+#define F2FS_EXTENT_UNWRITTEN	0x1	/* reserved by fallocate, reads as zeros */
+#define F2FS_EXTENT_INLINE	0x2	/* in the inode block (pblk) */
+#define F2FS_EXTENT_ENCODED	0x4	/* compressed clusters */
+#define F2FS_EXTENT_ENCRYPTED	0x8
+struct f2fs_extent_info {
+	uint64_t lblk, pblk, len;	/* file block, device block, blocks */
+	uint32_t flags;
+};
+/* Up to max extents from file block *from on; *from receives where to go on,
+ * *nblocks the file's size in blocks.  *n == 0: no more. */
+int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t *nblocks,
+		     struct f2fs_extent_info *ext, uint32_t max, uint32_t *n);
+
+/* What /sys/kernel/debug/f2fs/status shows, for f2fs-fusectl status. */
+struct f2fs_status {
+	uint32_t segment_count_main, section_count, segs_per_sec, blocks_per_seg;
+	uint32_t meta_segs[5];		/* SB, CP, SIT, NAT, SSA */
+	uint32_t ovp_segs, rsvd_segs;
+	struct {
+		uint32_t segno, blkoff, ssr, full_segs, dirty_segs;
+		uint64_t valid_blocks;
+	} log[6];			/* CURSEG_HOT_DATA .. CURSEG_COLD_NODE */
+	uint32_t free_segs, full_segs, dirty_segs, prefree_segs;
+	uint64_t valid_blocks, user_blocks, valid_nodes, valid_inodes;
+	uint64_t dirty_nodes, cached_inodes, orphans, cp_ver;
+	uint32_t ckpt_flags;
+	bool writable, shut_down, need_fsck;
+	struct f2fs_io_stats io;
+};
+int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st);
+
 const char *f2fs_version_string(void);
 
 #endif /* F2FS_API_H */

@@ -46,6 +46,7 @@ struct f2fs_dev {
 	uint8_t *mem;		/* memory backend (written only when !readonly) */
 	uint64_t size;		/* bytes */
 	bool readonly, direct;
+	atomic_bool stopped;	/* shut down: writes fail with -EIO */
 
 	pthread_mutex_t bounce_lock;
 	struct bounce bounce[BOUNCE_POOL];
@@ -359,6 +360,8 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 		return -EIO;
 	if (write && dev->readonly)
 		return -EROFS;
+	if (write && atomic_load(&dev->stopped))
+		return -EIO;
 
 	/* Encrypted writes and unaligned direct I/O go through a bounce buffer. */
 	if ((write && bio->crypt) || (dev->direct && !iov_aligned(bio->iov, bio->iovcnt))) {
@@ -415,9 +418,14 @@ int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr
 	return f2fs_submit_bio(dev, &bio);
 }
 
+void f2fs_dev_stop_writes(struct f2fs_dev *dev)
+{
+	atomic_store(&dev->stopped, true);
+}
+
 int f2fs_dev_flush(struct f2fs_dev *dev)
 {
-	if (dev->readonly)
+	if (dev->readonly || atomic_load(&dev->stopped))
 		return 0;
 	atomic_fetch_add(&dev->flushes, 1);
 	return dev->ops->flush(dev);

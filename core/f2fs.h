@@ -90,6 +90,8 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio);
 int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr);
 int f2fs_dev_flush(struct f2fs_dev *dev);
 int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr);
+/* From now on every write is refused (-EIO): a shut-down mount. */
+void f2fs_dev_stop_writes(struct f2fs_dev *dev);
 void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
 /*
  * A plug gathers bios and submits neighbours as one request when
@@ -609,6 +611,7 @@ struct f2fs_sm_info {
 	uint64_t cp_valid_blocks;
 	uint64_t taken_since_cp;
 	uint32_t gc_victim_sec;		/* being cleaned: SSR keeps out (or UINT32_MAX) */
+	uint8_t *pinned_secmap;		/* sections holding blocks of pinned files (gc.c) */
 	uint64_t mount_time;		/* for segment mtimes (seconds) */
 	uint64_t elapsed_base;		/* checkpoint elapsed_time at mount */
 };
@@ -643,6 +646,12 @@ int f2fs_flush_sit_entries(struct f2fs_sb *sb, uint8_t *sit_bitmap);
 void f2fs_sit_checkpoint_done(struct f2fs_sb *sb);
 uint64_t f2fs_segment_mtime(struct f2fs_sb *sb);
 uint32_t f2fs_sit_block_addr(const struct f2fs_sb *sb, uint32_t segno);
+/* FITRIM: discard the runs of free segments in [start, end) at least minlen blocks long;
+ * the blocks discarded.  Caller holds cp_rwsem exclusively, after a checkpoint. */
+int f2fs_trim_free_segments(struct f2fs_sb *sb, uint32_t start, uint32_t end, uint64_t minlen,
+			    uint64_t *trimmed);
+/* Counts for the status report (ioctl.c), under sm->lock. */
+void f2fs_segment_status(struct f2fs_sb *sb, struct f2fs_status *st);
 
 /* ======================= checkpoint (checkpoint.c) ======================= */
 
@@ -667,6 +676,11 @@ enum f2fs_gc_policy { F2FS_GC_GREEDY, F2FS_GC_COST_BENEFIT };
 int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_victims,
 		   uint32_t *freed);
 void f2fs_background_gc(struct f2fs_sb *sb);
+/* Clean section sec alone (F2FS_IOC_GARBAGE_COLLECT_RANGE): -ENODATA if it holds
+ * nothing valid, -EBUSY if a log writes into it.  Caller holds cp_rwsem exclusively. */
+int f2fs_gc_section_locked(struct f2fs_sb *sb, uint32_t sec);
+/* i_gc_failures, after which cleaning moves a pinned file anyway (the kernel's default) */
+#define F2FS_GC_PIN_FILE_THRESHOLD 2048
 /* Checkpoint, then clean, when free segments run low or dirty nodes pile up (no locks held). */
 void f2fs_balance_fs(struct f2fs_sb *sb);
 #define F2FS_MAX_DIRTY_NODES 16384	/* 64 MiB of dirty node blocks */
@@ -797,6 +811,9 @@ struct f2fs_sb {
 	pthread_rwlock_t evict_lock;	/* inode loads shared, freeing an inode exclusive */
 
 	atomic_bool need_fsck;		/* an inconsistency was seen */
+	/* F2FS_IOC_SHUTDOWN stopped checkpoints (the kernel's f2fs_cp_error):
+	 * changes fail with -EIO and nothing more reaches the device */
+	atomic_bool cp_error;
 
 	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
 	pthread_rwlock_t cp_rwsem;
@@ -873,9 +890,20 @@ int f2fs_crypt_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char 
  * every change holds cp_rwsem shared while it runs, so a checkpoint or a
  * cleaning pass, which hold it alone, sees none half done.
  */
+static inline bool f2fs_cp_error(const struct f2fs_sb *sb)
+{
+	return atomic_load((atomic_bool *)&sb->cp_error);
+}
 static inline bool f2fs_writable(const struct f2fs_sb *sb)
 {
-	return !sb->opts.readonly && sb->sm;
+	return !sb->opts.readonly && sb->sm && !f2fs_cp_error(sb);
+}
+/* Why a change may not happen: -EIO after a shutdown, else -EROFS (0: it may). */
+static inline int f2fs_write_denied(const struct f2fs_sb *sb)
+{
+	if (f2fs_cp_error(sb))
+		return -EIO;
+	return f2fs_writable(sb) ? 0 : -EROFS;
 }
 /* Something above still refers to inode ino (f2fs_mount_opts.held). */
 static inline bool f2fs_inode_held(const struct f2fs_sb *sb, uint32_t ino)

@@ -27,6 +27,9 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	struct f2fs_inode *inode;
 	int err;
 
+	/* f2fs_file_open: nothing opens on a shut-down mount */
+	if (f2fs_cp_error(sb))
+		return -EIO;
 	if (for_write && !f2fs_writable(sb))
 		return -EROFS;
 	err = f2fs_iget_req(sb, ino, &inode);
@@ -408,7 +411,7 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 	int err;
 
 	if (!f2fs_writable(sb))
-		return -EROFS;
+		return f2fs_write_denied(sb);
 	if (!len || end < off)
 		return -EINVAL;
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
@@ -506,7 +509,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	int err;
 
 	if (!f2fs_writable(sb))
-		return 0;
+		return f2fs_cp_error(sb) ? -EIO : 0;
 	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
@@ -568,7 +571,7 @@ int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *
 	int err;
 
 	if (!f2fs_writable(sb))
-		return -EROFS;
+		return f2fs_write_denied(sb);
 	err = f2fs_crypt_check_policy(sb, ino, p);
 	if (err)
 		return err;
@@ -623,7 +626,7 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	int err;
 
 	if (!f2fs_writable(sb))
-		return -EROFS;
+		return f2fs_write_denied(sb);
 	/* f2fs_fileattr_set: bits it would not even report are refused, the
 	 * reported but unsettable ones (encrypt, inline data, ...) ignored */
 	if (fsflags & ~F2FS_GETTABLE_FS_FL)

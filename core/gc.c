@@ -33,6 +33,38 @@ static bool sec_has_curseg(const struct f2fs_sb *sb, uint32_t sec)
 	return false;
 }
 
+static bool sec_pinned(const struct f2fs_sb *sb, uint32_t sec)
+{
+	const uint8_t *map = sb->sm->pinned_secmap;
+
+	return map && (map[sec >> 3] & (1u << (sec & 7)));
+}
+
+/* Under sm->lock: the section holds blocks of a pinned file; victim selection passes it by. */
+static void mark_sec_pinned(struct f2fs_sb *sb, uint32_t sec)
+{
+	uint32_t nsecs = sb->segment_count_main / sb->segs_per_sec;
+
+	if (!sb->sm->pinned_secmap)
+		sb->sm->pinned_secmap = calloc((nsecs + 7) / 8, 1);
+	if (sb->sm->pinned_secmap)
+		sb->sm->pinned_secmap[sec >> 3] |= (uint8_t)(1u << (sec & 7));
+}
+
+/* f2fs_unpin_all_sections: forget them (a pinned file may be gone or unpinned since). */
+static bool unpin_all_sections(struct f2fs_sb *sb)
+{
+	uint32_t nsecs = sb->segment_count_main / sb->segs_per_sec;
+	bool any = false;
+
+	if (!sb->sm->pinned_secmap)
+		return false;
+	for (uint32_t i = 0; i < (nsecs + 7) / 8; i++)
+		any |= sb->sm->pinned_secmap[i] != 0;
+	memset(sb->sm->pinned_secmap, 0, (nsecs + 7) / 8);
+	return any;
+}
+
 /* get_cb_cost: lower is a better victim (old, mostly invalid sections). */
 static uint64_t cb_cost(const struct f2fs_sb *sb, uint32_t sec, uint64_t min_mtime,
 			uint64_t max_mtime)
@@ -68,7 +100,7 @@ static uint32_t select_victim(struct f2fs_sb *sb, enum f2fs_gc_policy policy)
 		uint64_t cost;
 
 		/* empty sections need only a checkpoint; full ones free nothing */
-		if (!v || v >= full || sec_has_curseg(sb, sec))
+		if (!v || v >= full || sec_has_curseg(sb, sec) || sec_pinned(sb, sec))
 			continue;
 		cost = policy == F2FS_GC_GREEDY ? v : cb_cost(sb, sec, min_mtime, max_mtime);
 		if (cost < best_cost) {
@@ -120,6 +152,32 @@ struct gc_move {
 };
 
 /*
+ * f2fs_pin_file_control: a pinned file's block cannot move; count the
+ * failure in i_gc_failures.  Past the threshold the file is unpinned, so
+ * that a pinned file cannot keep the cleaner from space forever.  True
+ * if the block must stay.
+ */
+static bool pin_file_control(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	uint32_t failures;
+	bool stay = true;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	failures = get_le16(inode->node + I_CURRENT_DEPTH) + 1u;
+	if (failures > F2FS_GC_PIN_FILE_THRESHOLD) {
+		f2fs_warn(sb, "unpinning inode %u: %u blocks could not be cleaned", inode->ino,
+			  failures - 1);
+		inode->inline_flags &= (uint8_t)~F2FS_PIN_FILE;
+		failures = 0;
+		stay = false;
+	}
+	put_le16(inode->node + I_CURRENT_DEPTH, (uint16_t)failures);
+	f2fs_mark_inode_dirty(sb, inode);
+	pthread_rwlock_unlock(&inode->lock);
+	return stay;
+}
+
+/*
  * Is the data block at blkaddr still what slot ofs of dnode nid points at?
  * If so, take a reference on its inode and fill *mv.  Returns 1 for a move,
  * 0 for a dead block.
@@ -155,6 +213,14 @@ static int gc_check_data_block(struct f2fs_sb *sb, uint32_t nid, uint8_t version
 	if (addr_off + 4 > NODE_FOOTER_OFFSET || get_le32(node + addr_off) != blkaddr) {
 		f2fs_iput(sb, inode);
 		return 0;	/* remapped since: not ours to move */
+	}
+	if ((inode->inline_flags & F2FS_PIN_FILE) && pin_file_control(sb, inode)) {
+		pthread_mutex_lock(&sb->sm->lock);
+		mark_sec_pinned(sb, ((blkaddr - sb->main_blkaddr) >> sb->log_blocks_per_seg) /
+				    sb->segs_per_sec);
+		pthread_mutex_unlock(&sb->sm->lock);
+		f2fs_iput(sb, inode);
+		return 0;	/* a pinned file's blocks stay where they are */
 	}
 	mv->inode = inode;
 	mv->nid = nid;
@@ -342,6 +408,9 @@ int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_
 
 		pthread_mutex_lock(&sb->sm->lock);
 		sec = select_victim(sb, policy);
+		/* only pinned sections left: look at them again (their files may be unpinned) */
+		if (sec == UINT32_MAX && policy == F2FS_GC_GREEDY && unpin_all_sections(sb) && !n)
+			sec = select_victim(sb, policy);
 		pthread_mutex_unlock(&sb->sm->lock);
 		if (sec == UINT32_MAX)
 			break;
@@ -367,6 +436,38 @@ int f2fs_gc_locked(struct f2fs_sb *sb, enum f2fs_gc_policy policy, uint32_t max_
 		err = f2fs_write_checkpoint(sb, false);
 	if (freed)
 		*freed = n;
+	return err;
+}
+
+int f2fs_gc_section_locked(struct f2fs_sb *sb, uint32_t sec)
+{
+	uint32_t nsecs = sb->segment_count_main / sb->segs_per_sec;
+	int err = 0;
+
+	if (sec >= nsecs)
+		return -EINVAL;
+	pthread_mutex_lock(&sb->sm->lock);
+	if (!sec_valid(sb, sec))
+		err = -ENODATA;
+	else if (sec_has_curseg(sb, sec))
+		err = -EBUSY;
+	else
+		sb->sm->gc_victim_sec = sec;
+	pthread_mutex_unlock(&sb->sm->lock);
+	if (err)
+		return err;
+	for (uint32_t s = 0; s < sb->segs_per_sec && !err; s++)
+		err = gc_segment(sb, sec * sb->segs_per_sec + s);
+	pthread_mutex_lock(&sb->sm->lock);
+	sb->sm->gc_victim_sec = UINT32_MAX;
+	pthread_mutex_unlock(&sb->sm->lock);
+	f2fs_stat_add(sb, gc_runs, 1);
+	if (!err)
+		f2fs_stat_add(sb, gc_sections, 1);
+	if (!err)
+		err = f2fs_write_dirty_nodes(sb);
+	if (!err)
+		err = f2fs_write_checkpoint(sb, false);
 	return err;
 }
 

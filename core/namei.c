@@ -140,7 +140,7 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	if (err)
 		return err;
 	if (!f2fs_writable(sb))
-		return -EROFS;
+		return f2fs_write_denied(sb);
 	if (target && (strlen(target) == 0 || strlen(target) >= F2FS_BLKSIZE))
 		return strlen(target) ? -ENAMETOOLONG : -ENOENT;
 	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR, &dir);
@@ -470,7 +470,7 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 	if (err)
 		return err == -EEXIST ? -EBUSY : err;
 	if (!f2fs_writable(sb))
-		return -EROFS;
+		return f2fs_write_denied(sb);
 	cross = odir_ino != ndir_ino;
 	/* two directories: f2fs_begin_op's steps, with both locked in inode order */
 	f2fs_balance_fs(sb);

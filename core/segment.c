@@ -145,6 +145,7 @@ void f2fs_destroy_segment_manager(struct f2fs_sb *sb)
 		pthread_mutex_destroy(&sb->sm->lock);
 		free(sb->sm->sentries);
 		free(sb->sm->dirty_sentries);
+		free(sb->sm->pinned_secmap);
 		free(sb->sm);
 		sb->sm = NULL;
 	}
@@ -908,4 +909,75 @@ int f2fs_restore_node_summaries(struct f2fs_sb *sb)
 	}
 	free(seg);
 	return err;
+}
+
+/*
+ * FITRIM (f2fs_trim_fs): after the checkpoint the caller has written,
+ * every segment free now and at that checkpoint may be discarded.  Runs of
+ * them are discarded in one call each; runs shorter than minlen blocks
+ * are left alone, as fstrim asks.
+ */
+int f2fs_trim_free_segments(struct f2fs_sb *sb, uint32_t start, uint32_t end, uint64_t minlen,
+			    uint64_t *trimmed)
+{
+	uint32_t run = 0;
+	int err = 0;
+
+	*trimmed = 0;
+	end = F2FS_MIN(end, sb->segment_count_main);
+	pthread_mutex_lock(&sb->sm->lock);
+	for (uint32_t s = start; s <= end && !err; s++) {
+		if (s < end && seg_is_free(sb, s)) {
+			run++;
+			continue;
+		}
+		if (run && (uint64_t)run * sb->blocks_per_seg >= minlen) {
+			err = f2fs_dev_discard(sb->dev, f2fs_seg_start_blkaddr(sb, s - run),
+					       run * sb->blocks_per_seg);
+			if (!err)
+				*trimmed += (uint64_t)run * sb->blocks_per_seg;
+		}
+		run = 0;
+	}
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
+/* The segment counts of /sys/kernel/debug/f2fs/status, by log and by state. */
+void f2fs_segment_status(struct f2fs_sb *sb, struct f2fs_status *st)
+{
+	uint32_t full = sb->blocks_per_seg;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	for (int t = 0; t < NR_CURSEG_TYPE; t++) {
+		st->log[t].segno = sb->curseg[t].segno;
+		st->log[t].blkoff = sb->curseg[t].blkoff;
+		st->log[t].ssr = sb->curseg[t].alloc_type;
+	}
+	for (uint32_t s = 0; s < sb->segment_count_main; s++) {
+		const struct f2fs_seg_entry *se = &sb->sm->sentries[s];
+		int t = se->type < NR_CURSEG_TYPE ? se->type : -1;
+
+		if (seg_is_free(sb, s)) {
+			st->free_segs++;
+			continue;
+		}
+		if (!se->valid_blocks && !is_curseg(sb, s)) {
+			st->prefree_segs++;
+			continue;
+		}
+		if (se->valid_blocks >= full)
+			st->full_segs++;
+		else if (!is_curseg(sb, s))
+			st->dirty_segs++;
+		if (t >= 0) {
+			st->log[t].valid_blocks += se->valid_blocks;
+			if (se->valid_blocks >= full)
+				st->log[t].full_segs++;
+			else if (!is_curseg(sb, s))
+				st->log[t].dirty_segs++;
+		}
+	}
+	st->valid_blocks = sb->sm->valid_blocks;
+	pthread_mutex_unlock(&sb->sm->lock);
 }

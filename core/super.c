@@ -531,3 +531,50 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->gc_node_blocks = atomic_load(&sb->stat.gc_node_blocks);
 	st->ssr_segments = atomic_load(&sb->stat.ssr_segments);
 }
+
+/* f2fs-fusectl status: /sys/kernel/debug/f2fs/status, from the live state. */
+int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->segment_count_main = sb->segment_count_main;
+	st->section_count = sb->section_count;
+	st->segs_per_sec = sb->segs_per_sec;
+	st->blocks_per_seg = sb->blocks_per_seg;
+	st->meta_segs[0] = 1;	/* both superblock copies are in segment 0 */
+	st->meta_segs[1] = get_le32(sb->raw_sb + SB_SEGMENT_COUNT_CKPT);
+	st->meta_segs[2] = sb->segment_count_sit;
+	st->meta_segs[3] = sb->segment_count_nat;
+	st->meta_segs[4] = get_le32(sb->raw_sb + SB_SEGMENT_COUNT_SSA);
+	st->ovp_segs = get_le32(sb->ckpt + CP_OVERPROV_SEGMENT_COUNT);
+	st->rsvd_segs = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT);
+	st->user_blocks = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	st->cp_ver = sb->cp_ver;
+	st->ckpt_flags = sb->ckpt_flags;
+	st->writable = f2fs_writable(sb);
+	st->shut_down = f2fs_cp_error(sb);
+	st->need_fsck = atomic_load(&sb->need_fsck);
+	if (sb->sm && sb->nm) {
+		f2fs_segment_status(sb, st);
+		pthread_mutex_lock(&sb->nm->lock);
+		st->valid_nodes = sb->nm->valid_node_count;
+		st->valid_inodes = sb->nm->valid_inode_count;
+		pthread_mutex_unlock(&sb->nm->lock);
+		st->dirty_nodes = f2fs_nr_dirty_nodes(sb);
+	} else {
+		/* read-only: the checkpoint's word */
+		st->valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
+		st->valid_nodes = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
+		st->valid_inodes = get_le32(sb->ckpt + CP_VALID_INODE_COUNT);
+		st->free_segs = get_le32(sb->ckpt + CP_FREE_SEGMENT_COUNT);
+		for (int t = 0; t < NR_CURSEG_TYPE; t++) {
+			st->log[t].segno = sb->curseg[t].segno;
+			st->log[t].blkoff = sb->curseg[t].blkoff;
+		}
+	}
+	pthread_mutex_lock(&sb->icache_lock);
+	st->cached_inodes = sb->nr_cached_inodes;
+	pthread_mutex_unlock(&sb->icache_lock);
+	st->orphans = sb->nr_orphans;
+	f2fs_get_io_stats(sb, &st->io);
+	return 0;
+}

@@ -21,10 +21,15 @@ int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f
 	int err;
 
 	if (!f2fs_writable(sb))
-		return -EROFS;
+		return f2fs_write_denied(sb);
 	if (flags & F2FS_OP_BALANCE)
 		f2fs_balance_fs(sb);
 	f2fs_lock_op(sb);
+	/* a shutdown may have come while this waited for cp_rwsem */
+	if (f2fs_cp_error(sb)) {
+		f2fs_unlock_op(sb);
+		return -EIO;
+	}
 	err = f2fs_iget_req(sb, ino, &inode);
 	if (!err && (flags & F2FS_OP_DIR) && !S_ISDIR(inode->mode)) {
 		f2fs_iput(sb, inode);

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -242,6 +243,33 @@ static int mount_dev(pid_t pid, unsigned long long mnt_id, dev_t *dev)
 
 int f2fs_caller_file(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino)
 {
+	int oflags;
+
+	return f2fs_caller_fd(c, fd, dev, ino, &oflags);
+}
+
+/*
+ * An ioctl whose argument the kernel does not pass to a FUSE server (its
+ * direction bits say "read" where the driver reads it, as
+ * F2FS_IOC_SHUTDOWN's): read it from the caller, who is blocked in the
+ * ioctl until the reply.  The kernel lets the daemon do so only where it
+ * could ptrace the caller.
+ */
+int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (c->pid <= 0 || c->from_socket)
+		return -EFAULT;
+	n = process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return errno == ESRCH || errno == EFAULT ? -EFAULT : -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int *oflags)
+{
 	char name[32], buf[1024], *end;
 	const char *fl, *mnt, *in;
 	unsigned long long mnt_id, i;
@@ -264,6 +292,7 @@ int f2fs_caller_file(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino)
 	i = strtoull(in, &end, 10);
 	if (flags & O_PATH)
 		return -EBADF;
+	*oflags = (int)flags;
 	err = mount_dev(c->pid, mnt_id, dev);
 	if (!err && peer_gone(c))
 		err = -ESRCH;
@@ -272,6 +301,21 @@ int f2fs_caller_file(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino)
 }
 
 #else /* !__linux__ */
+
+int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len)
+{
+	(void)c;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return -EFAULT;
+}
+
+int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int *oflags)
+{
+	*oflags = O_RDWR;	/* the access mode is not known here: the open said yes */
+	return f2fs_caller_file(c, fd, dev, ino);
+}
 
 /* Without capabilities, root is the privileged user. */
 bool f2fs_caller_capable(struct f2fs_caller *c, int cap)

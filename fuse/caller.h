@@ -47,4 +47,10 @@ bool f2fs_caller_owns(struct f2fs_caller *c, const struct f2fs_fuse *fs,
  */
 int f2fs_caller_file(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino);
 
+/* ... and the open flags (O_ACCMODE, ...) of that descriptor. */
+int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int *oflags);
+
+/* len bytes at the caller's address addr (an ioctl argument FUSE does not carry); -EFAULT. */
+int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len);
+
 #endif /* F2FS_FUSE_CALLER_H */

@@ -214,6 +214,10 @@ void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino);
 /* Reply with a negative errno from the core (anything >= 0 becomes EIO). */
 void f2fs_fuse_reply_err(fuse_req_t req, long err);
 
+/* f2fs_ioctl.c: true if cmd was one of its ioctls (answered) */
+bool f2fs_fuse_f2fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+			  struct fuse_file_info *fi, const void *in_buf, size_t in_bufsz,
+			  size_t out_bufsz);
 void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz);

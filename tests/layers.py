@@ -28,7 +28,7 @@ FLOORS = [
     ["data", "inline", "compress"],
     ["dir", "quota"],
     ["gc", "recovery"],
-    ["vfs", "namei", "file"],
+    ["vfs", "namei", "file", "ioctl"],
     ["super"],
 ]
 
