@@ -210,6 +210,9 @@ void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs);
 
 /* Drop the kernel's cached attributes of ino: the next stat or permission check asks again. */
 void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino);
+/* Drop the kernel's cached pages of a range (len 0: to the end) where a thread is left to
+ * serve the reads that waits on (file.c). */
+void f2fs_fuse_drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, size_t len);
 
 /* Reply with a negative errno from the core (anything >= 0 becomes EIO). */
 void f2fs_fuse_reply_err(fuse_req_t req, long err);

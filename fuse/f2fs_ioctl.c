@@ -73,7 +73,8 @@ static int move_range_ioctl(struct f2fs_fuse *fs, struct f2fs_caller *who, fuse_
 	uint64_t moved = 0;
 	int oflags, err;
 
-	if (!fi || (fi->flags & O_ACCMODE) != O_RDWR)
+	/* the handle holds the open's flags (ops.c): libfuse passes an ioctl no fi->flags */
+	if (!fi || (fi->fh & O_ACCMODE) != O_RDWR)
 		return -EBADF;
 	err = f2fs_caller_fd(who, (int)mr->dst_fd, &dev, &dst, &oflags);
 	if (err)
@@ -94,6 +95,11 @@ static int move_range_ioctl(struct f2fs_fuse *fs, struct f2fs_caller *who, fuse_
 			      mr->pos_in, mr->pos_out, mr->len, &moved);
 	if (!err)
 		mr->len = moved;
+	/* both files changed behind the kernel's caches: sizes, times and pages */
+	f2fs_fuse_inval_attrs(fs, ino);
+	f2fs_fuse_inval_attrs(fs, (fuse_ino_t)dst);
+	f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
+	f2fs_fuse_drop_cached_range(fs, (fuse_ino_t)dst, 0, 0);
 	return err;
 }
 

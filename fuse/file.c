@@ -101,7 +101,7 @@ static bool direct_write(const struct fuse_file_info *fi)
  * kernel's own behaviour stands.  The daemon's caches need nothing: every
  * read and write goes through the same core calls.
  */
-static void drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, size_t len)
+void f2fs_fuse_drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, size_t len)
 {
 	unsigned int waiting = atomic_fetch_add(&fs->inval_waiters, 1);
 
@@ -133,7 +133,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	if (n > 0 && direct_write(fi))
-		drop_cached_range(fs, ino, off, (size_t)n);
+		f2fs_fuse_drop_cached_range(fs, ino, off, (size_t)n);
 	if (n < 0)
 		f2fs_fuse_reply_err(req, n);
 	else

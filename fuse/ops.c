@@ -63,6 +63,8 @@ void f2fs_fuse_set_open_flags(struct f2fs_fuse *fs, uint32_t nid, struct fuse_fi
 	fi->direct_io = 0;
 	/* Writes are not buffered here: close has nothing to flush. */
 	fi->noflush = 1;
+	/* the open's flags: ioctls get only the handle (F2FS_IOC_MOVE_RANGE needs the mode) */
+	fi->fh = (uint64_t)(unsigned int)fi->flags;
 }
 
 void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino)

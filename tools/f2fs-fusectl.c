@@ -8,13 +8,15 @@
  *   f2fs-fusectl key_status KEY MOUNTPOINT
  *   f2fs-fusectl get_policy PATH
  *   f2fs-fusectl set_policy [OPTIONS] KEY DIRECTORY
+ *   f2fs-fusectl extents FILE...
+ *   f2fs-fusectl status [-i SECONDS] [-c COUNT] MOUNTPOINT
  *
  * KEY is a v2 key identifier (32 hex digits) or a v1 key descriptor (16).
  *
  * Requests go as F2FS_IOC_* ioctls (fuse/keyctl_proto.h) and, where the
  * mount has no ioctls (FUSE-T) or --socket is given, over the mount's
  * control socket (fusectl_request.c); each area's commands have a file
- * (fusectl_keys.c: keys and policies).  A key goes only to an f2fs-fuse daemon run by root,
+ * (fusectl_keys.c: keys and policies; fusectl_reports.c: extents and status).  A key goes only to an f2fs-fuse daemon run by root,
  * the caller or the user named with --trust-uid (docs/security.md).
  * Only libc.
  */
@@ -75,6 +77,13 @@ void usage(FILE *out)
 	      "      Set an id's limits, as setquota(8): space in KiB, inodes; 0 is none.\n"
 	      "  " PROG " quota [-u|-g|-p] --grace BLOCK_SECONDS INODE_SECONDS MOUNTPOINT\n"
 	      "      Set the grace periods of soft limits.\n"
+	      "  " PROG " extents FILE...\n"
+	      "      Print the file's physical extents, as filefrag -v does (FIEMAP does\n"
+	      "      not cross FUSE).\n"
+	      "  " PROG " status [-i SECONDS] [-c COUNT] MOUNTPOINT\n"
+	      "      Print the mount's state as /sys/kernel/debug/f2fs/status does: segments\n"
+	      "      by log and state, utilization, checkpoints, cleaning, caches, device\n"
+	      "      I/O by request size; -i repeats it every SECONDS (COUNT times).\n"
 	      "\n"
 	      "KEY is a key identifier (32 hex digits) or a v1 key descriptor (16).\n"
 	      "\n"
@@ -168,6 +177,8 @@ int main(int argc, char *argv[])
 		{ "get_policy", cmd_get_policy },
 		{ "set_policy", cmd_set_policy },
 		{ "quota", cmd_quota },
+		{ "extents", cmd_extents },
+		{ "status", cmd_status },
 	};
 	int i, j;
 

@@ -49,6 +49,8 @@ bool no_extra_options(int argc, char *argv[]);
  */
 int request(const char *path, bool dir, unsigned long cmd, uint32_t op, void *arg,
 	    size_t argsz);
+/* A fixed-size ioctl that carries no secret (the reports) on fd, if it may be FUSE. */
+int request_fd(int fd, unsigned long cmd, void *arg);
 
 int cmd_add_key(int argc, char *argv[]);
 int cmd_remove_key(int argc, char *argv[]);
@@ -56,5 +58,8 @@ int cmd_key_status(int argc, char *argv[]);
 int cmd_get_policy(int argc, char *argv[]);
 int cmd_set_policy(int argc, char *argv[]);
 int cmd_quota(int argc, char *argv[]);
+/* fusectl_reports.c */
+int cmd_extents(int argc, char *argv[]);
+int cmd_status(int argc, char *argv[]);
 
 #endif

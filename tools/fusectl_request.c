@@ -295,6 +295,13 @@ static int check_daemon(int fd)
  * One request: the ioctl on path (a file of the mount), or the socket if
  * the mount takes no ioctls or --socket asks for it.  A negative errno.
  */
+int request_fd(int fd, unsigned long cmd, void *arg)
+{
+	if (!maybe_fuse(fd))
+		return -ENOTTY;
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
 int request(const char *path, bool dir, unsigned long cmd, uint32_t op, void *arg,
 		   size_t argsz)
 {
