@@ -262,6 +262,7 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 		      size_t len, uint64_t off, size_t *written)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
+	bool pinned = S_ISREG(inode->mode) && (inode->inline_flags & F2FS_PIN_FILE);
 	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 	uint8_t *bounce = f2fs_alloc_blocks(2);	/* only the first and last block can be partial */
 	struct f2fs_plug *plug = malloc(sizeof(*plug));
@@ -327,6 +328,15 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 				memcpy(b + skip, data, n);
 				data = b;
 			}
+			/*
+			 * f2fs_should_update_inplace: a pinned file's blocks stay where
+			 * they are (their addresses may have been handed out), so its data
+			 * is overwritten in place.
+			 */
+			if (pinned && !is_hole(old)) {
+				addr = old;
+				goto submit;
+			}
 			/* inc_valid_block_count: the quota first, then the space */
 			if (old == NULL_ADDR && (err = f2fs_dquot_alloc_block(sb, inode, 1)))
 				break;
@@ -342,6 +352,7 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 				}
 				break;
 			}
+submit:
 			/* one block per bio; the plug merges them under blk-crypto's rule */
 			one = (struct iovec){ (void *)data, F2FS_BLKSIZE };
 			bio = (struct f2fs_bio){ .op = F2FS_BIO_WRITE, .blkaddr = addr, .nr_blocks = 1,
@@ -351,7 +362,9 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 				bio.crypt = &cc;
 			}
 			err = f2fs_plug_add(plug, &bio);
-			if (old == NULL_ADDR) {
+			if (addr == old) {
+				/* in place: nothing to account */
+			} else if (old == NULL_ADDR) {
 				inode->blocks++;
 			} else if (old != NEW_ADDR) {
 				f2fs_invalidate_block(sb, old);
@@ -573,3 +586,118 @@ int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t s
 	}
 	return err;
 }
+
+/*
+ * expand_inode_data for a pinned file: Android hands the blocks of such a
+ * file to the device directly (swap, OTA), so they are allocated for real
+ * at fallocate time, in sections of their own from the cold data log, and
+ * the request is rounded up to whole sections, as the kernel does.  They
+ * are zeroed (encrypted zeros for an encrypted file): the kernel leaves
+ * what the device held, which a later reader could see.
+ */
+int f2fs_allocate_pinned_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start,
+				uint64_t end, uint64_t *last)
+{
+	static const uint8_t zeros[F2FS_BLKSIZE];
+	uint32_t sec_blks = sb->blocks_per_seg * sb->segs_per_sec, in_sec = 0;
+	const struct fscrypt_inode_info *ci = NULL;
+	struct f2fs_plug *plug = malloc(sizeof(*plug));
+	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	uint64_t need = 0, lblk = start;
+	int err = 0, ferr;
+
+	*last = start;
+	if (!plug || !dn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t b = start; b < end;) {
+		uint32_t pblk, n;
+
+		err = f2fs_map_blocks(sb, inode, (uint32_t)b,
+				      (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX), &pblk, &n);
+		if (err)
+			goto out;
+		if (pblk == NULL_ADDR || pblk == NEW_ADDR)
+			need += n;
+		b += n ? n : 1;
+	}
+	if (!need)
+		goto out;
+	need = (need + sec_blks - 1) / sec_blks * sec_blks;
+	if (need > f2fs_free_user_blocks(sb)) {
+		err = -ENOSPC;
+		goto out;
+	}
+	if (f2fs_is_encrypted(inode)) {
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err)
+			goto out;
+	}
+	f2fs_plug_init(plug, sb->dev);
+	while (!err && need && lblk < f2fs_max_file_blocks(inode)) {
+		err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)lblk, ALLOC_NODE, dn);
+		if (err)
+			break;
+		for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && need; i++, lblk++) {
+			uint32_t old = get_le32(dn->addrs + 4 * i), addr;
+			struct iovec one = { (void *)zeros, F2FS_BLKSIZE };
+			struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .nr_blocks = 1, .iov = &one,
+						.iovcnt = 1 };
+			struct f2fs_crypt_ctx cc;
+
+			if (old != NULL_ADDR && old != NEW_ADDR)
+				continue;
+			if (!in_sec) {
+				/* a new section: what was queued goes first, it is another run */
+				err = f2fs_plug_flush(plug);
+				if (!err)
+					err = f2fs_new_section(sb, CURSEG_COLD_DATA);
+				if (err)
+					break;
+				in_sec = sec_blks;
+			}
+			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1)))
+				break;
+			err = f2fs_allocate_block(sb, CURSEG_COLD_DATA, dn->nid, dn->version,
+						  (uint16_t)i, &addr);
+			if (err) {
+				if (old == NULL_ADDR)
+					f2fs_add_valid_blocks(sb, -1);
+				break;
+			}
+			if (old == NULL_ADDR)
+				inode->blocks++;
+			put_le32(dn->addrs + 4 * i, addr);
+			bio.blkaddr = addr;
+			if (ci) {
+				/* encrypted zeros: one bio each, the device layer bounces them */
+				f2fs_crypt_ctx(ci, lblk, &cc);
+				bio.crypt = &cc;
+				err = f2fs_submit_bio(sb->dev, &bio);
+			} else {
+				err = f2fs_plug_add(plug, &bio);
+			}
+			in_sec--;
+			need--;
+			if (err)
+				break;
+		}
+		{
+			int perr = f2fs_put_dnode(sb, dn);
+
+			if (!err)
+				err = perr;
+		}
+	}
+	ferr = f2fs_plug_flush(plug);
+	if (!err)
+		err = ferr;
+	f2fs_drop_extent_cache(inode, start, lblk - start);
+	*last = lblk;
+out:
+	free(dn);
+	free(plug);
+	return err;
+}
+

@@ -544,6 +544,10 @@ ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const v
 int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
 int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
+/* fallocate on a pinned file: real, zeroed blocks for the holes of [start, end), in whole
+ * sections of their own; *last receives the end of what was allocated (past end). */
+int f2fs_allocate_pinned_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start,
+				uint64_t end, uint64_t *last);
 
 /* ======================= compression (compress.c, lzorle.c) ======================= */
 
@@ -628,6 +632,8 @@ int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
 		       uint16_t ofs);
 int f2fs_allocate_new_segments(struct f2fs_sb *sb);
+/* Move log type to the first segment of a wholly free section (-ENOSPC if none). */
+int f2fs_new_section(struct f2fs_sb *sb, int type);
 int f2fs_restore_node_summaries(struct f2fs_sb *sb);
 /* The block at blkaddr no longer holds live data. */
 void f2fs_invalidate_block(struct f2fs_sb *sb, uint32_t blkaddr);

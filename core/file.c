@@ -465,6 +465,15 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 			else
 				inode->size = end;
 		}
+	} else if (inode->inline_flags & F2FS_PIN_FILE) {
+		uint64_t old_size = inode->size, last;
+
+		err = f2fs_allocate_pinned_blocks(sb, inode, off / F2FS_BLKSIZE,
+						  (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE, &last);
+		inode->size = (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > old_size) ? end : old_size;
+		/* whole sections: blocks past the end stay allocated, as with KEEP_SIZE */
+		if (last * F2FS_BLKSIZE > inode->size)
+			inode->advise |= FADVISE_KEEP_SIZE_BIT;
 	} else {
 		uint64_t old_size = inode->size;
 

@@ -611,6 +611,9 @@ int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t 
 	pthread_rwlock_rdlock(&inode->lock);
 	end = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
 	*nblocks = end;
+	/* fallocate(KEEP_SIZE) may have put blocks past the end: FIEMAP shows them too */
+	if (inode->advise & FADVISE_KEEP_SIZE_BIT)
+		end = f2fs_max_file_blocks(inode);
 	if (f2fs_is_encrypted(inode))
 		flags |= F2FS_EXTENT_ENCRYPTED;
 	if (f2fs_is_compressed(inode))

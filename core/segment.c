@@ -511,6 +511,56 @@ static int new_curseg(struct f2fs_sb *sb, int type)
 	return 0;
 }
 
+/*
+ * f2fs_allocate_pinning_section: log `type` continues at the start of a
+ * wholly free section (never SSR), so that what it writes next lies in
+ * sections of its own, as a pinned file's fallocate needs.
+ */
+int f2fs_new_section(struct f2fs_sb *sb, int type)
+{
+	struct f2fs_curseg *cs = &sb->curseg[type];
+	uint32_t spsec = sb->segs_per_sec, nsecs = sb->segment_count_main / spsec;
+	uint32_t cursec = cs->segno / spsec, segno = UINT32_MAX;
+	int err = 0;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	/* already at the start of a section nothing was written to */
+	if (!cs->alloc_type && !cs->blkoff && cs->segno % spsec == 0 &&
+	    !sb->sm->sentries[cs->segno].valid_blocks && !sb->sm->sentries[cs->segno].written) {
+		pthread_mutex_unlock(&sb->sm->lock);
+		return 0;
+	}
+	for (uint32_t i = 1; i <= nsecs && segno == UINT32_MAX; i++) {
+		uint32_t sec = (cursec + i) % nsecs, n;
+
+		for (n = 0; n < spsec && seg_is_free(sb, sec * spsec + n); n++)
+			;
+		if (n == spsec)
+			segno = sec * spsec;
+	}
+	if (segno == UINT32_MAX)
+		err = -ENOSPC;
+	if (!err)
+		err = retire_curseg(sb, cs);
+	if (!err) {
+		uint32_t left = cs->segno;
+
+		cs->segno = segno;
+		cs->blkoff = 0;
+		cs->alloc_type = 0;
+		memset(cs->sum, 0, SUM_ENTRIES_SIZE);
+		cs->sum[SUM_FOOTER_OFFSET] = type >= CURSEG_HOT_NODE ? SUM_TYPE_NODE : SUM_TYPE_DATA;
+		sb->sm->free_segments--;
+		sb->sm->sentries[segno].type = (uint8_t)type;
+		mark_sit_dirty(sb->sm, segno);
+		/* a segment the log left untouched is free again */
+		if (seg_is_free(sb, left))
+			sb->sm->free_segments++;
+	}
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
 int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
 			uint16_t ofs_in_node, uint32_t *blkaddr)
 {

@@ -222,7 +222,8 @@ bool f2fs_fuse_f2fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void
 		return true;
 	}
 	memset(&u, 0, sizeof(u));
-	memcpy(&u, in_buf, insz);
+	if (insz)
+		memcpy(&u, in_buf, insz);	/* in_buf is NULL when nothing comes in */
 	/* f2fs_ioctl: nothing after a shutdown (what it reports stays readable) */
 	if (f2fs_is_shut_down(fs->sb) && cmd != (unsigned int)F2FS_IOC_FSCTL_EXTENTS) {
 		fuse_reply_err(req, EIO);

@@ -319,3 +319,35 @@ def test_features_label_fitrim(rwimage, tmp_path):
     assert fcntl.ioctl(fd, GETFSLABEL, bytes(256)).rstrip(b"\0").decode() == label
     os.close(fd)
     img.finish()
+
+
+def test_pinned_fallocate_in_place(rwimage, fusectl):  # noqa: F811
+    """Android's swap and OTA files: pinned, then fallocated, they get real
+    zeroed blocks in whole sections of their own (section-aligned, rounded
+    up to whole sections), and writes land in place, so the addresses
+    handed out stay true."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    swap = os.path.join(p, "swap")
+    write_file(os.path.join(p, "before"), blob(5000, 1))
+    write_file(swap, b"")
+    f2fs_io("pinfile", "set", swap)
+    fsutil.run(["fallocate", "-l", str(3 * MiB), swap], check=True)
+    assert os.path.getsize(swap) == 3 * MiB
+    with open(swap, "rb") as f:
+        assert f.read() == bytes(3 * MiB)
+    ext = extents(fusectl, swap)
+    assert ext and all(e[1] % 512 == 0 and "unwritten" not in e[3] for e in ext), ext
+    assert sum(e[2] for e in ext) == 1024          # 768 blocks asked, whole sections given
+    data = blob(3 * MiB, 7)
+    with open(swap, "r+b") as f:
+        f.write(data)
+    assert extents(fusectl, swap) == ext
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    got = b"".join(image_blocks(img.image, e[1], e[2]) for e in ext)
+    assert got[:3 * MiB] == data
+    p = img.mount()
+    with open(os.path.join(p, "swap"), "rb") as f:
+        assert f.read() == data
+    img.finish()
