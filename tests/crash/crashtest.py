@@ -26,6 +26,7 @@ Environment: F2FS_FUSE, the binary (default build/f2fs-fuse of this tree).
 
 import argparse
 import collections
+import fcntl
 import itertools
 import json
 import os
@@ -33,11 +34,16 @@ import random
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 import zlib
+
+# F2FS_IOC_SHUTDOWN (_IOR('X', 125, __u32)) and F2FS_GOING_DOWN_NOSYNC
+SHUTDOWN = (2 << 30) | (4 << 16) | (ord("X") << 8) | 125
+SHUTDOWN_NOSYNC = 2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -391,9 +397,23 @@ class Runner:
             raise fsx.Failure("%s: daemon exited %s%s\n%s"
                               % (what, m.returncode, (", " + rep) if rep else "", out[-3000:]))
 
-    def crash(self, m):
+    def crash(self, m, child=None):
         """SIGKILL the daemon and lazily unmount its dead mount; a sanitizer
-        report it printed before is a failure."""
+        report it printed before is a failure.  With --fault shutdown the
+        fault is F2FS_IOC_SHUTDOWN without sync instead: the workload
+        (child) is stopped and the daemon must unmount cleanly, having
+        written nothing after the shutdown."""
+        if self.a.fault == "shutdown":
+            fd = os.open(self.mnt, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fcntl.ioctl(fd, SHUTDOWN, struct.pack("I", SHUTDOWN_NOSYNC))
+            finally:
+                os.close(fd)
+            if child is not None:
+                child.kill()
+                child.wait()
+            self.clean_unmount(m, "unmount after the shutdown")
+            return
         m._kill()
         if fsutil.is_fuse_mount(self.mnt):
             fsutil.run(["fusermount3", "-u", "-z", self.mnt], timeout=30)
@@ -518,7 +538,7 @@ class Runner:
         else:
             time.sleep(delay)
         t_kill = time.monotonic()
-        self.crash(m)
+        self.crash(m, child)
         try:
             child.kill()
         except ProcessLookupError:
@@ -593,6 +613,8 @@ class Runner:
         except OSError as e:
             self.crash(m)
             raise fsx.Failure("ACE %s: operation failed on the live mount: %r" % (name, e))
+        if self.a.fault == "shutdown":
+            os.close(fd)        # a clean unmount follows the shutdown
         self.crash(m)
         try:
             os.close(fd)
@@ -791,6 +813,9 @@ def main(argv=None):
                     help="comma list of workload operations not to run (creat, write, "
                     "truncate, falloc, rename, unlink, link, fsync, fdatasync, dirfsync, "
                     "write_fsync, unlink_open, sync)")
+    ap.add_argument("--fault", choices=("kill", "shutdown"), default="kill",
+                    help="how the crash comes: SIGKILL of the daemon, or "
+                         "F2FS_IOC_SHUTDOWN without sync and a clean unmount")
     ap.add_argument("--stop-on-failure", action="store_true")
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--allow-f2fs-failures", action="store_true",

@@ -64,3 +64,17 @@ def test_crash_ace_sequences(f2fs_fuse, tmp_path):
     rc, out = run_crash(args, f2fs_fuse)
     assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
         " ".join(args[:-2]), out[-8000:])
+
+
+@pytest.mark.slow
+@pytest.mark.needs_binary
+def test_crash_shutdown_faults(f2fs_fuse, tmp_path):
+    """F2FS_IOC_SHUTDOWN (no sync) as the fault, on nearly full images: the
+    daemon must then unmount cleanly having written nothing more, and the
+    next mount recover as after a kill."""
+    args = ["--seed", "3", "--iterations", "6", "--fresh-every", "3", "--ballast", "0.9",
+            "--image-size", "96M", "--fault", "shutdown", "--ace", "--ace-len", "1",
+            "--time-limit", "240", "--workdir", str(tmp_path)]
+    rc, out = run_crash(args, f2fs_fuse)
+    assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
+        " ".join(args[:-2]), out[-8000:])
