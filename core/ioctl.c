@@ -597,6 +597,36 @@ unref:
 
 /* ---------------------------------------------------------------- reports */
 
+/* The compressed cluster holding file block b: its stored blocks (the first run of them). */
+static int cluster_extent(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t b,
+			  struct f2fs_extent_info *e, uint32_t *run)
+{
+	uint32_t csize = 1u << inode->log_cluster_size, start = (uint32_t)(b & ~(uint64_t)(csize - 1));
+	uint32_t addrs[1u << 8];
+	int err;
+
+	*run = csize - (uint32_t)(b - start);
+	memset(e, 0, sizeof(*e));
+	if (csize > ARRAY_SIZE(addrs))
+		return -EOPNOTSUPP;
+	err = f2fs_get_cluster_addrs(sb, inode, start, addrs, csize);
+	if (err)
+		return err;
+	for (uint32_t i = 1; i < csize; i++) {
+		if (addrs[i] == NULL_ADDR || addrs[i] == NEW_ADDR)
+			break;
+		if (!e->len) {
+			e->pblk = addrs[i];
+		} else if (addrs[i] != e->pblk + e->len) {
+			break;
+		}
+		e->len++;
+	}
+	e->lblk = start;
+	e->flags = F2FS_EXTENT_ENCODED;
+	return 0;
+}
+
 int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t *nblocks,
 		     struct f2fs_extent_info *ext, uint32_t max, uint32_t *n)
 {
@@ -635,6 +665,14 @@ int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t 
 
 		err = f2fs_map_blocks(sb, inode, (uint32_t)b,
 				      (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX), &pblk, &run);
+		if (err == -EOPNOTSUPP && f2fs_is_compressed(inode)) {
+			/* a compressed cluster: its blocks, as FIEMAP_EXTENT_ENCODED */
+			err = cluster_extent(sb, inode, b, &ext[count], &run);
+			if (!err && ext[count].len)
+				count++;
+			b += run;
+			continue;
+		}
 		if (err)
 			break;
 		if (!run)
