@@ -351,3 +351,21 @@ def test_pinned_fallocate_in_place(rwimage, fusectl):  # noqa: F811
     with open(os.path.join(p, "swap"), "rb") as f:
         assert f.read() == data
     img.finish()
+
+
+def test_extents_and_status_read_only(mount, fixture_image, fusectl):  # noqa: F811
+    """On a read-only mount of a kernel-written image: compressed clusters
+    show as encoded extents, inline files as inline data, and status
+    reports from the checkpoint; the changing ioctls are EROFS."""
+    with mount(fixture_image("plain")) as m:
+        r = fsutil.run([fusectl, "extents", os.path.join(m.path, "compr-lz4", "mixed-512k")])
+        assert r.returncode == 0 and "encoded" in r.stdout, r.stdout + r.stderr
+        st = fsutil.run([fusectl, "status", m.path])
+        assert st.returncode == 0 and "#0, RO, CP: Good" in st.stdout, st.stdout + st.stderr
+        fd = os.open(m.path, os.O_RDONLY)
+        assert ioctl_err(fd, WRITE_CHECKPOINT, 0) == errno.EROFS
+        assert ioctl_err(fd, GARBAGE_COLLECT, struct.pack("I", 1)) == errno.EROFS
+        os.close(fd)
+        small = [e.path for e in os.scandir(m.path) if e.is_file() and 0 < e.stat().st_size < 2000]
+        if small:
+            assert "inline_data" in fsutil.run([fusectl, "extents", small[0]]).stdout
