@@ -946,6 +946,9 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
 #define F2FS_OP_BALANCE	0x1
 #define F2FS_OP_DIR	0x2
 int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f2fs_inode **out);
+/* namei.c: write-lock two inodes (or one, a == b) in inode-number order, and unlock them */
+void f2fs_lock_two(struct f2fs_inode *a, struct f2fs_inode *b);
+void f2fs_unlock_two(struct f2fs_inode *a, struct f2fs_inode *b);
 void f2fs_end_op(struct f2fs_sb *sb, struct f2fs_inode *inode);
 
 static inline bool f2fs_cp_flag(const struct f2fs_sb *sb, uint32_t f)

@@ -356,19 +356,21 @@ out:
  * in the data log.  Both inodes are write-locked by the caller.
  */
 static int copy_blocks(struct f2fs_sb *sb, struct f2fs_inode *src, uint64_t from,
-		       struct f2fs_inode *dst, uint64_t lblk, uint64_t n, uint8_t *buf,
-		       uint64_t *copied)
+		       struct f2fs_inode *dst, uint64_t lblk, uint64_t n, uint64_t *copied)
 {
+	uint8_t *buf = f2fs_alloc_blocks(CHUNK_BLOCKS);
 	uint64_t done = 0;
+	int err = 0;
 
-	while (done < n) {
+	if (!buf)
+		return -ENOMEM;
+	while (!err && done < n) {
 		uint32_t pblk, run;
 		uint64_t want = F2FS_MIN(n - done, (uint64_t)CHUNK_BLOCKS);
-		int err = f2fs_map_blocks(sb, src, (uint32_t)(from + done), (uint32_t)want, &pblk,
-					  &run);
 
+		err = f2fs_map_blocks(sb, src, (uint32_t)(from + done), (uint32_t)want, &pblk, &run);
 		if (err)
-			return err;
+			break;
 		if (!run)
 			run = 1;
 		if (pblk == NEW_ADDR) {
@@ -380,20 +382,17 @@ static int copy_blocks(struct f2fs_sb *sb, struct f2fs_inode *src, uint64_t from
 			/* f2fs_file_read stops at i_size: the rest of the block reads as zeros */
 			memset(buf, 0, bytes);
 			r = f2fs_file_read(sb, src, buf, bytes, (from + done) * F2FS_BLKSIZE);
-			if (r < 0)
-				return (int)r;
-			err = f2fs_write_blocks(sb, dst, buf, bytes, (lblk + done) * F2FS_BLKSIZE,
-						&written);
+			err = r < 0 ? (int)r : f2fs_write_blocks(sb, dst, buf, bytes,
+								 (lblk + done) * F2FS_BLKSIZE, &written);
 			if (!err && written != bytes)
 				err = -ENOSPC;
 			if (!err && copied)
 				*copied += run;
 		}
-		if (err)
-			return err;
 		done += run;
 	}
-	return 0;
+	free(buf);
+	return err;
 }
 
 static void touch_mtime(struct f2fs_inode *inode)
@@ -430,7 +429,6 @@ int f2fs_defragment(struct f2fs_sb *sb, uint32_t ino, uint64_t start, uint64_t *
 	uint64_t sblk = start / F2FS_BLKSIZE, eblk, mapped = 0, moved = 0;
 	uint32_t prev_end = NULL_ADDR;
 	bool fragmented = false;
-	uint8_t *buf = NULL;
 	int err;
 
 	if (start + *len < start)
@@ -469,22 +467,16 @@ int f2fs_defragment(struct f2fs_sb *sb, uint32_t ino, uint64_t start, uint64_t *
 		err = -EAGAIN;
 		goto out;
 	}
-	buf = f2fs_alloc_blocks(CHUNK_BLOCKS);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
 	{
 		uint64_t size = inode->size;
 
-		err = copy_blocks(sb, inode, sblk, inode, sblk, eblk - sblk, buf, &moved);
+		err = copy_blocks(sb, inode, sblk, inode, sblk, eblk - sblk, &moved);
 		inode->size = size;	/* a rewrite never changes the size */
 	}
 	if (!err)
 		err = f2fs_mark_inode_dirty(sb, inode);
 out:
 	f2fs_end_op(sb, inode);
-	free(buf);
 	*len = moved * F2FS_BLKSIZE;
 	return err;
 }
@@ -499,8 +491,7 @@ int f2fs_move_range(struct f2fs_sb *sb, uint32_t src_ino, uint32_t dst_ino, uint
 		    uint64_t pos_out, uint64_t len, uint64_t *moved)
 {
 	struct f2fs_inode *src = NULL, *dst = NULL;
-	uint64_t copied = 0;
-	uint8_t *buf = NULL;
+	uint64_t copied = 0, size;
 	int err = f2fs_write_denied(sb);
 
 	*moved = 0;
@@ -511,29 +502,21 @@ int f2fs_move_range(struct f2fs_sb *sb, uint32_t src_ino, uint32_t dst_ino, uint
 	f2fs_balance_fs(sb);
 	f2fs_lock_op(sb);
 	err = f2fs_iget_req(sb, src_ino, &src);
-	if (!err && dst_ino != src_ino)
+	if (!err)
 		err = f2fs_iget_req(sb, dst_ino, &dst);
 	if (err)
 		goto unref;
-	if (!dst) {
-		pthread_rwlock_wrlock(&src->lock);
-	} else if (src->ino < dst->ino) {
-		pthread_rwlock_wrlock(&src->lock);
-		pthread_rwlock_wrlock(&dst->lock);
-	} else {
-		pthread_rwlock_wrlock(&dst->lock);
-		pthread_rwlock_wrlock(&src->lock);
-	}
-	if (src->unhashed || (dst && dst->unhashed)) {
+	f2fs_lock_two(src, dst);
+	if (src->unhashed || dst->unhashed) {
 		err = -ESTALE;
 		goto unlock;
 	}
-	if (f2fs_is_encrypted(src) || (dst && f2fs_is_encrypted(dst))) {
+	if (f2fs_is_encrypted(src) || f2fs_is_encrypted(dst)) {
 		err = -EOPNOTSUPP;
 		goto unlock;
 	}
 	err = check_movable(sb, src);
-	if (!err && dst)
+	if (!err && dst != src)
 		err = check_movable(sb, dst);
 	if (err)
 		goto unlock;
@@ -546,52 +529,38 @@ int f2fs_move_range(struct f2fs_sb *sb, uint32_t src_ino, uint32_t dst_ino, uint
 	}
 	if (pos_in + len < pos_in || pos_out + len < pos_out ||
 	    pos_in + len > (src->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE * F2FS_BLKSIZE ||
-	    (!dst && pos_in + len > pos_out && pos_out + len > pos_in) ||
-	    (pos_out + len) / F2FS_BLKSIZE > f2fs_max_file_blocks(dst ? dst : src)) {
+	    (dst == src && pos_in + len > pos_out && pos_out + len > pos_in) ||
+	    (pos_out + len) / F2FS_BLKSIZE > f2fs_max_file_blocks(dst)) {
 		err = -EINVAL;
 		goto unlock;
 	}
-	buf = f2fs_alloc_blocks(CHUNK_BLOCKS);
-	if (!buf) {
-		err = -ENOMEM;
-		goto unlock;
-	}
+	size = dst->size;
+	/* dst's range takes src's shape: punched first, then filled */
+	err = f2fs_truncate_hole(sb, dst, pos_out / F2FS_BLKSIZE, (pos_out + len) / F2FS_BLKSIZE);
+	if (!err)
+		err = copy_blocks(sb, src, pos_in / F2FS_BLKSIZE, dst, pos_out / F2FS_BLKSIZE,
+				  len / F2FS_BLKSIZE, &copied);
+	if (!err)
+		err = f2fs_truncate_hole(sb, src, pos_in / F2FS_BLKSIZE, (pos_in + len) / F2FS_BLKSIZE);
+	dst->size = F2FS_MAX(size, F2FS_MIN(pos_out + len, pos_out + (src->size - pos_in)));
+	touch_mtime(src);
+	touch_mtime(dst);
 	{
-		struct f2fs_inode *to = dst ? dst : src;
-		uint64_t size = to->size;
+		int e1 = f2fs_mark_inode_dirty(sb, src);
+		int e2 = dst != src ? f2fs_mark_inode_dirty(sb, dst) : 0;
 
-		/* dst's range takes src's shape: punched first, then filled */
-		err = f2fs_truncate_hole(sb, to, pos_out / F2FS_BLKSIZE, (pos_out + len) / F2FS_BLKSIZE);
 		if (!err)
-			err = copy_blocks(sb, src, pos_in / F2FS_BLKSIZE, to, pos_out / F2FS_BLKSIZE,
-					  len / F2FS_BLKSIZE, buf, &copied);
-		if (!err)
-			err = f2fs_truncate_hole(sb, src, pos_in / F2FS_BLKSIZE,
-						 (pos_in + len) / F2FS_BLKSIZE);
-		to->size = F2FS_MAX(size, F2FS_MIN(pos_out + len, pos_out + (src->size - pos_in)));
-		touch_mtime(src);
-		if (dst)
-			touch_mtime(dst);
-		{
-			int e1 = f2fs_mark_inode_dirty(sb, src);
-			int e2 = dst ? f2fs_mark_inode_dirty(sb, dst) : 0;
-
-			if (!err)
-				err = e1 ? e1 : e2;
-		}
+			err = e1 ? e1 : e2;
 	}
 	*moved = copied * F2FS_BLKSIZE;
 unlock:
-	if (dst)
-		pthread_rwlock_unlock(&dst->lock);
-	pthread_rwlock_unlock(&src->lock);
+	f2fs_unlock_two(src, dst);
 unref:
 	if (dst)
 		f2fs_iput(sb, dst);
 	if (src)
 		f2fs_iput(sb, src);
 	f2fs_unlock_op(sb);
-	free(buf);
 	return err;
 }
 

@@ -429,7 +429,7 @@ static int is_ancestor(struct f2fs_sb *sb, uint32_t ancestor, uint32_t dir)
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-static void lock_two(struct f2fs_inode *a, struct f2fs_inode *b)
+void f2fs_lock_two(struct f2fs_inode *a, struct f2fs_inode *b)
 {
 	if (a == b) {
 		pthread_rwlock_wrlock(&a->lock);
@@ -442,7 +442,7 @@ static void lock_two(struct f2fs_inode *a, struct f2fs_inode *b)
 	}
 }
 
-static void unlock_two(struct f2fs_inode *a, struct f2fs_inode *b)
+void f2fs_unlock_two(struct f2fs_inode *a, struct f2fs_inode *b)
 {
 	pthread_rwlock_unlock(&a->lock);
 	if (a != b)
@@ -482,7 +482,7 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 		err = get_dir(sb, ndir_ino, &ndir);
 	if (err)
 		goto out;
-	lock_two(odir, ndir);
+	f2fs_lock_two(odir, ndir);
 	locked_dirs = true;
 	err = f2fs_dir_lookup(sb, odir, oname, olen, &oino, &ftype);
 	if (err)
@@ -539,7 +539,7 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 		goto out;
 	}
 	if (victim)
-		lock_two(old, victim);
+		f2fs_lock_two(old, victim);
 	else
 		pthread_rwlock_wrlock(&old->lock);
 	f2fs_now(&now);
@@ -632,7 +632,7 @@ out_unlock:
 out:
 	if (locked_dirs) {
 		dsync = (odir->flags | ndir->flags) & F2FS_DIRSYNC_FL;
-		unlock_two(odir, ndir);
+		f2fs_unlock_two(odir, ndir);
 	}
 	f2fs_iput(sb, victim);
 	f2fs_iput(sb, old);
