@@ -56,8 +56,12 @@ static int shutdown_ioctl(struct f2fs_fuse *fs, struct f2fs_caller *who, void *a
 	if (!f2fs_caller_capable(who, F2FS_CAP_SYS_ADMIN))
 		return -EPERM;
 	err = f2fs_caller_read(who, (uint64_t)(uintptr_t)arg, &mode, sizeof(mode));
-	if (err)
+	if (err) {
+		/* e.g. Yama's ptrace_scope for a daemon not run by root */
+		f2fs_fuse_log(fs, F2FS_LOG_WARN, "shutdown: cannot read the caller's mode: %s",
+			      strerror(-err));
 		return err;
+	}
 	return f2fs_shutdown(fs->sb, mode);
 }
 
