@@ -369,3 +369,27 @@ def test_extents_and_status_read_only(mount, fixture_image, fusectl):  # noqa: F
         small = [e.path for e in os.scandir(m.path) if e.is_file() and 0 < e.stat().st_size < 2000]
         if small:
             assert "inline_data" in fsutil.run([fusectl, "extents", small[0]]).stdout
+
+
+def test_shutdown_need_fsck(rwimage):
+    """f2fs_io shutdown 4 (F2FS_GOING_DOWN_NEED_FSCK): a checkpoint asking
+    for fsck and the mount goes on; the next read-write mount waits for
+    fsck.f2fs, after which all is there."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    write_file(os.path.join(p, "kept"), blob(30000, 1))
+    f2fs_io("shutdown", 4, p)
+    write_file(os.path.join(p, "after"), blob(2000, 2))
+    img.unmount()
+    m = fsutil.Mount(img.binary, img.image, img.dir / "refused", list(img.options))
+    with pytest.raises(fsutil.MountError) as e:
+        m.start()
+    m._kill()
+    assert "needs fsck" in str(e.value)
+    r = fsutil.run(["fsck.f2fs", "-f", "-y", img.image])
+    assert r.returncode == 0, r.stdout
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    with open(os.path.join(p, "after"), "rb") as f:
+        assert f.read() == blob(2000, 2)
+    img.finish()
