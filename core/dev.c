@@ -4,7 +4,9 @@
  * the inline-crypto hook and request-size statistics, over one of three
  * backends behind struct f2fs_dev_ops (as erofs-utils' erofs_vfops): an
  * image file, a block device, or a memory buffer (read-only, or writable
- * for tests that drive the write path without a file).
+ * for tests that drive the write path without a file); callers may bring
+ * their own (f2fs_dev_open_ops: the fuzzers' copy-on-write overlay, the
+ * crash tests' write log).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,22 +30,11 @@ struct bounce {
 	uint32_t nr;		/* blocks */
 };
 
-struct f2fs_dev;
-
-/* A backend: whole-block transfers at byte offsets the generic layer has checked. */
-struct f2fs_dev_ops {
-	/* all `total` bytes of iov at off, or an error (never a short transfer) */
-	int (*rw)(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
-		  uint64_t off, size_t total);
-	int (*flush)(struct f2fs_dev *dev);
-	int (*discard)(struct f2fs_dev *dev, uint64_t off, uint64_t len);
-	void (*release)(struct f2fs_dev *dev);
-};
-
 struct f2fs_dev {
 	const struct f2fs_dev_ops *ops;
 	int fd;			/* file and block device backends */
 	uint8_t *mem;		/* memory backend (written only when !readonly) */
+	void *priv;		/* a backend supplied by the caller (f2fs_dev_open_ops) */
 	uint64_t size;		/* bytes */
 	bool readonly, direct;
 	atomic_bool stopped;	/* shut down: writes fail with -EIO */
@@ -296,6 +287,28 @@ int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out)
 int f2fs_dev_open_mem_rw(void *buf, size_t len, struct f2fs_dev **out)
 {
 	return open_mem(buf, len, false, out);
+}
+
+int f2fs_dev_open_ops(const struct f2fs_dev_ops *ops, void *priv, uint64_t size, bool readonly,
+		      struct f2fs_dev **out)
+{
+	struct f2fs_dev *dev;
+
+	if (!ops || !ops->rw || !ops->flush || !ops->discard || !ops->release)
+		return -EINVAL;
+	dev = dev_alloc(ops);
+	if (!dev)
+		return -ENOMEM;
+	dev->priv = priv;
+	dev->size = size - size % F2FS_BLKSIZE;
+	dev->readonly = readonly;
+	*out = dev;
+	return 0;
+}
+
+void *f2fs_dev_priv(const struct f2fs_dev *dev)
+{
+	return dev->priv;
 }
 
 void f2fs_dev_close(struct f2fs_dev *dev)

@@ -79,6 +79,24 @@ struct f2fs_bio {
 };
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out);
+
+/*
+ * A backend: whole-block transfers at byte offsets the generic layer has
+ * already checked against the size and the read-only state.
+ */
+struct f2fs_dev_ops {
+	/* all `total` bytes of iov at off, or an error (never a short transfer) */
+	int (*rw)(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		  uint64_t off, size_t total);
+	int (*flush)(struct f2fs_dev *dev);
+	int (*discard)(struct f2fs_dev *dev, uint64_t off, uint64_t len);
+	void (*release)(struct f2fs_dev *dev);
+};
+
+/* A device over a caller's backend; priv is the backend's, handed back by f2fs_dev_priv. */
+int f2fs_dev_open_ops(const struct f2fs_dev_ops *ops, void *priv, uint64_t size, bool readonly,
+		      struct f2fs_dev **out);
+void *f2fs_dev_priv(const struct f2fs_dev *dev);
 /* Backends: an image file or block device, or a memory buffer (read-only or writable). */
 int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out);
 int f2fs_dev_open_mem_rw(void *buf, size_t len, struct f2fs_dev **out);

@@ -1,16 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build and run the libFuzzer image-parser target (tests/fuzz/fuzz_image.c).
+# Build and run the libFuzzer targets (docs/fuzzing.md):
 #
+#   image     mount a mutated image read-only, walk it (tests/fuzz/fuzz_image.c)
+#   rw        mount a mutated image read-write, a fixed mix of changes,
+#             checkpoint, unmount (fuzz_rw.c)
+#   recovery  roll-forward over mutated chains of fsync()ed nodes (fuzz_recovery.c)
+#   fscrypt   the encryption context and policy parsers (fuzz_fscrypt.c)
+#
+#   FUZZ_TARGET   one of the above (default image)
 #   FUZZ_SECONDS  run time (default 60)
-#   FUZZ_OUT      work folder (default build-fuzz): the binary, seeds/ (seed
-#                 images and the trees they were loaded from), corpus/ (grown by
-#                 libFuzzer; kept between runs), artifacts/ (crashes)
+#   FUZZ_OUT      work folder (default build-fuzz): the binaries, seeds/ (seed
+#                 images and the trees they were loaded from), corpus-TARGET/
+#                 (grown by libFuzzer; kept between runs), artifacts/ (crashes)
 #   FUZZ_JOBS     parallel fuzzing processes (default 1; uses -fork)
 #   FUZZ_ARGS     extra libFuzzer arguments
+#   FUZZ_BUILD_ONLY=1  build the binaries and seeds, print the seed list, stop
 #   CLANG         compiler (default clang)
 #
+# The starting inputs are in tests/fuzz/corpus/TARGET (small patch lists).
 # To reproduce an artifact:
 #   F2FS_FUZZ_SEEDS=$(cat build-fuzz/seeds/list) build-fuzz/fuzz_image build-fuzz/artifacts/crash-...
 # The seed images are made deterministically (fixed UUID and timestamps), so
@@ -20,6 +29,7 @@ set -eu
 
 cd "$(dirname "$0")/../.."
 OUT=${FUZZ_OUT:-build-fuzz}
+TARGET=${FUZZ_TARGET:-image}
 SECONDS_TO_RUN=${FUZZ_SECONDS:-60}
 JOBS=${FUZZ_JOBS:-1}
 CLANG=${CLANG:-clang}
@@ -30,30 +40,39 @@ command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG not found" >&2; exit 1;
 for t in mkfs.f2fs sload.f2fs fsck.f2fs; do
 	command -v $t >/dev/null || { echo "run.sh: $t not found (f2fs-tools)" >&2; exit 1; }
 done
-mkdir -p "$OUT/seeds" "$OUT/corpus" "$OUT/artifacts" "$OUT/inputs"
+case $TARGET in image|rw|recovery|fscrypt) ;; *)
+	echo "run.sh: FUZZ_TARGET is image, rw, recovery or fscrypt" >&2; exit 1;;
+esac
+mkdir -p "$OUT/seeds" "$OUT/corpus-$TARGET" "$OUT/artifacts"
 
-# ---- build: the core compiled directly with the sanitizers ----
-CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-pointer \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Wall -Wextra -Werror -Wno-unused-parameter -pthread -DF2FS_FUSE_VERSION=\"fuzz\""
-LIBS="-pthread"
-SRCS="$(ls core/*.c)"
-# the core may call into crypto/ (fscrypt); link it when present
-if ls crypto/*.c >/dev/null 2>&1; then
-	SRCS="$SRCS $(ls crypto/*.c)"
-	LIBS="$LIBS $(pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)"
-	CFLAGS="$CFLAGS -Icrypto $(pkg-config --cflags libcrypto 2>/dev/null || true)"
+# ---- build: the core and crypto/ once, instrumented for coverage and the
+# sanitizers (the project's Makefile, its own build folder), then each target ----
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+IGNORE="-fsanitize-coverage-ignorelist=$(pwd)/tests/fuzz/coverage-ignore.txt"
+# the Makefile rebuilds on source changes, not on flag changes: a new set of
+# flags starts from a clean object folder
+FLAGS_STAMP="$CLANG $SAN $IGNORE $(cat tests/fuzz/coverage-ignore.txt)"
+if [ "$(cat "$OUT/obj/flags" 2>/dev/null)" != "$FLAGS_STAMP" ]; then
+	rm -rf "$OUT/obj"
+	mkdir -p "$OUT/obj"
+	printf '%s' "$FLAGS_STAMP" > "$OUT/obj/flags"
 fi
-# the codecs of compressed files (core/compress.c)
-LIBS="$LIBS $(pkg-config --libs liblz4 libzstd lzo2)"
-CFLAGS="$CFLAGS $(pkg-config --cflags liblz4 libzstd lzo2)"
-echo "run.sh: building $OUT/fuzz_image"
+make --no-print-directory -s BUILD="$OUT/obj" CC="$CLANG" \
+	OPT="-O1 -g -fno-omit-frame-pointer" SAN="$SAN -fsanitize=fuzzer-no-link $IGNORE" \
+	"$OUT/obj/libf2fscore.a"
+LIBS="-pthread $(pkg-config --libs libcrypto liblz4 libzstd lzo2)"
+CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-pointer \
+	-Wall -Wextra -Werror -Wno-unused-parameter -pthread -Icore -Icrypto -Itests/lib \
+	$(pkg-config --cflags libcrypto liblz4 libzstd lzo2)"
+bin="$OUT/fuzz_$TARGET"
+common="tests/fuzz/fuzz_common.c tests/lib/testdev.c"
+[ "$TARGET" = fscrypt ] && common=""
 # shellcheck disable=SC2086
-$CLANG $CFLAGS -Icore -o "$OUT/fuzz_image" tests/fuzz/fuzz_image.c $SRCS $LIBS
+$CLANG $CFLAGS $SAN $IGNORE -fsanitize=fuzzer -o "$bin" "tests/fuzz/fuzz_$TARGET.c" $common \
+	"$OUT/obj/libf2fscore.a" $LIBS
 
-# ---- seed images ----
-# mkfs.f2fs 1.15 needs >= 52 MiB; 64 MiB leaves sload room for the small trees,
-# 80 MiB for the ones with a 4 MiB file (sload needs free segments per log).
+# ---- seed images: mkfs.f2fs's smallest (52 MiB) for the empty one, the
+# smallest sload.f2fs fills (64 MiB; 72 MiB with a 4 MiB file); sparse ----
 UUID=0f2f5fcc-1d2e-4b3c-8a9d-7e6f5a4b3c2d
 STAMP=1700000000
 make_tree() {	# make_tree DIR BIG(0|1|e)
@@ -68,11 +87,11 @@ make_tree() {	# make_tree DIR BIG(0|1|e)
 	ln -s hello "$1/link"
 	ln -s "$(head -c 300 /dev/zero | tr '\0' 'l')" "$1/longlink"
 	i=0
-	while [ $i -lt 20 ]; do printf '%d\n' $i > "$1/dir/file-$i"; i=$((i + 1)); done
+	while [ $i -lt 8 ]; do printf '%d\n' $i > "$1/dir/file-$i"; i=$((i + 1)); done
 	i=0
-	while [ $i -lt 300 ]; do : > "$1/many/entry-with-a-longer-name-$i"; i=$((i + 1)); done
+	while [ $i -lt 64 ]; do : > "$1/many/entry-with-a-longer-name-$i"; i=$((i + 1)); done
 	printf 'deep\n' > "$1/a/b/c/d/leaf"
-	if [ "$2" = 1 ]; then	# > 867 blocks: needs a direct node
+	if [ "$2" = 1 ]; then	# > 923 blocks: needs a direct node
 		head -c 4194304 /dev/zero | tr '\0' 'z' > "$1/big4m"
 	fi
 }
@@ -81,14 +100,14 @@ make_seed() {	# make_seed NAME BIG FEATURES
 	[ -s "$img" ] && return 0
 	make_tree "$OUT/seeds/tree-$1" "$2"
 	rm -f "$img"
-	if [ "$2" = 1 ]; then truncate -s 80M "$img"; else truncate -s 64M "$img"; fi
+	case $2 in 1) truncate -s 72M "$img";; e) truncate -s 52M "$img";; *) truncate -s 64M "$img";; esac
 	if [ -n "$3" ]; then
 		mkfs.f2fs -q -f -U $UUID -T $STAMP -O "$3" "$img" >/dev/null
 	else
 		mkfs.f2fs -q -f -U $UUID -T $STAMP "$img" >/dev/null
 	fi
 	# sload.f2fs 1.15 may exit nonzero after a good load: fsck.f2fs decides
-	sload.f2fs -f "$OUT/seeds/tree-$1" -T $STAMP "$img" >/dev/null 2>&1 || true
+	[ "$2" = e ] || sload.f2fs -f "$OUT/seeds/tree-$1" -T $STAMP "$img" >/dev/null 2>&1 || true
 	if ! fsck.f2fs "$img" >/dev/null 2>&1; then
 		echo "run.sh: fsck.f2fs rejects seed $img" >&2
 		rm -f "$img"
@@ -108,23 +127,21 @@ fi
 LIST="$OUT/seeds/default.img:$OUT/seeds/extra.img:$OUT/seeds/chksum.img:$OUT/seeds/empty.img"
 LIST="$LIST:$OUT/seeds/corpus/base-C.img"
 echo "$LIST" > "$OUT/seeds/list"
-
-# ---- initial inputs: each seed untouched, with and without checksum fix-ups,
-# plus one small patch per seed to get libFuzzer going ----
-for s in 0 1 2 3; do
-	printf "\\$(printf %03o $s)" > "$OUT/inputs/seed$s"
-	printf "\\$(printf %03o $((s | 128)))" > "$OUT/inputs/seed$s-fix"
-	# op 1 (xor) on hot block 1 at offset 16, one byte 0x01; then the same with fix-ups
-	printf "\\$(printf %03o $s)\\001\\001\\000\\020\\000\\001\\001" > "$OUT/inputs/seed$s-xor"
-	printf "\\$(printf %03o $((s | 128)))\\002\\002\\000\\000\\000\\001\\002" > "$OUT/inputs/seed$s-magic"
-done
-
-echo "run.sh: fuzzing for $SECONDS_TO_RUN s ($JOBS job(s)); seeds: $LIST"
 F2FS_FUZZ_SEEDS=$LIST
 export F2FS_FUZZ_SEEDS
+if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then
+	echo "$LIST"
+	exit 0
+fi
+
+echo "run.sh: fuzzing $TARGET for $SECONDS_TO_RUN s ($JOBS job(s)); seeds: $LIST"
+# a small quarantine: each input allocates and frees about a megabyte, and
+# ASan's default 256 MiB quarantine keeps the process faulting in fresh pages
+ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:malloc_context_size=8}
+export ASAN_OPTIONS
 FORK=""
 [ "$JOBS" -gt 1 ] && FORK="-fork=$JOBS -ignore_crashes=0"
 # shellcheck disable=SC2086
-"$OUT/fuzz_image" -max_total_time="$SECONDS_TO_RUN" -max_len=1024 -timeout=30 \
-	-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/" \
-	$FORK ${FUZZ_ARGS:-} "$OUT/corpus" "$OUT/inputs"
+"$bin" -max_total_time="$SECONDS_TO_RUN" -max_len=1024 -timeout=10 \
+	-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/" \
+	$FORK ${FUZZ_ARGS:-} "$OUT/corpus-$TARGET" "tests/fuzz/corpus/$TARGET"
