@@ -148,6 +148,19 @@ static inline void set_nid_free(struct f2fs_nm_info *nm, uint32_t nid, bool free
 	}
 }
 
+/* Mark nids [lo, hi) free: whole bytes at a time between the edges. */
+static void set_nid_range_free(struct f2fs_nm_info *nm, uint32_t lo, uint32_t hi)
+{
+	for (; lo < hi && (lo & 7); lo++)
+		set_nid_free(nm, lo, true);
+	for (; hi - lo >= 8 && lo < hi; lo += 8) {
+		nm->nr_free_nids += 8 - (uint32_t)__builtin_popcount(nm->free_nids[lo >> 3]);
+		nm->free_nids[lo >> 3] = 0xff;
+	}
+	for (; lo < hi; lo++)
+		set_nid_free(nm, lo, true);
+}
+
 /* Build the free nid bitmap from every NAT block, then the journal. */
 int f2fs_build_node_manager(struct f2fs_sb *sb)
 {
@@ -175,6 +188,19 @@ int f2fs_build_node_manager(struct f2fs_sb *sb)
 		err = f2fs_dev_read(sb->dev, addr, blk, 1);
 		if (err)
 			goto fail;
+		/*
+		 * Most of a NAT is never used and reads as zeros: such a block's
+		 * nids are all free, and setting them a byte at a time keeps a
+		 * writable mount of a large device from spending its time here.
+		 */
+		if (blk[0] == 0 && !memcmp(blk, blk + 1, F2FS_BLKSIZE - 1)) {
+			uint32_t lo = F2FS_MAX(b * NAT_ENTRY_PER_BLOCK, sb->root_ino);
+			uint32_t hi = F2FS_MIN((b + 1) * NAT_ENTRY_PER_BLOCK, sb->max_nid);
+
+			if (lo < hi)
+				set_nid_range_free(nm, lo, hi);
+			continue;
+		}
 		for (uint32_t i = 0; i < NAT_ENTRY_PER_BLOCK; i++) {
 			uint32_t nid = b * NAT_ENTRY_PER_BLOCK + i;
 

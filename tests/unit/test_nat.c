@@ -38,6 +38,30 @@ static struct f2fs_node_info info(struct f2fs_sb *sb, uint32_t nid)
 	return ni;
 }
 
+/*
+ * The free map a mount builds: every nid whose NAT entry (block or journal)
+ * has no address, and the count agrees with the bits.  Most NAT blocks of a
+ * fresh image are zeros and are taken whole.
+ */
+static void free_map(struct f2fs_sb *sb)
+{
+	uint32_t bits = 0, wrong = 0;
+
+	for (uint32_t nid = 0; nid < sb->max_nid; nid++) {
+		bool is_free = nid_is_free(sb, nid);
+		struct f2fs_node_info ni = { 0 };
+		bool want = nid >= sb->root_ino && f2fs_get_node_info(sb, nid, &ni) == 0 &&
+			    ni.blkaddr == NULL_ADDR;
+
+		bits += is_free;
+		wrong += is_free != want;
+	}
+	CHECK_EQ_U64(wrong, 0, "nids whose free bit disagrees with the NAT");
+	CHECK_EQ_U64(bits, sb->nm->nr_free_nids, "free nids counted");
+	CHECK(!nid_is_free(sb, sb->root_ino) && nid_is_free(sb, sb->max_nid - 1),
+	      "the root is taken, the last nid free");
+}
+
 /* Entries changed by hand, on a copy that is thrown away. */
 static void cache_updates(const struct rwimage *im)
 {
@@ -143,6 +167,7 @@ int main(void)
 
 	if (!rw_image(&im, NULL, 64))
 		return check_done("test_nat");
+	free_map(im.sb);
 	cache_updates(&im);
 	checkpointed_entries(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
