@@ -62,7 +62,7 @@ make --no-print-directory -s BUILD="$OUT/obj" CC="$CLANG" \
 	"$OUT/obj/libf2fscore.a"
 LIBS="-pthread $(pkg-config --libs libcrypto liblz4 libzstd lzo2)"
 CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-pointer \
-	-Wall -Wextra -Werror -Wno-unused-parameter -pthread -Icore -Icrypto -Itests/lib \
+	-Wall -Wextra -Werror -Wno-unused-parameter -pthread -Icore -Icrypto -Itests/lib -Ifuse \
 	$(pkg-config --cflags libcrypto liblz4 libzstd lzo2)"
 bin="$OUT/fuzz_$TARGET"
 common="tests/fuzz/fuzz_common.c tests/lib/testdev.c"
