@@ -39,6 +39,8 @@ static bool block_is_zero(const uint8_t *b)
 	return true;
 }
 
+static const char *seed_path[MAX_SEEDS];
+
 static void add_seed(const char *target, const char *path)
 {
 	struct fuzz_seed *s = &seeds[nseeds];
@@ -52,8 +54,10 @@ static void add_seed(const char *target, const char *path)
 		fprintf(stderr, "%s: cannot open seed %s\n", target, path);
 		exit(1);
 	}
+	seed_path[nseeds] = strdup(path);
 	s->len = (size_t)st.st_size - (size_t)st.st_size % F2FS_BLKSIZE;
-	s->base = mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* writable and private: a crash seed changes its few blocks in place (fuzz_crash_seeds) */
+	s->base = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (s->base == MAP_FAILED) {
 		fprintf(stderr, "%s: cannot map seed %s\n", target, path);
@@ -115,6 +119,39 @@ void fuzz_load_seeds(const char *target)
 	     p = strtok_r(NULL, ":", &save))
 		add_seed(target, p);
 	free(list);
+}
+
+void fuzz_crash_seeds(const char *target, void (*workload)(struct f2fs_sb *sb))
+{
+	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG };
+
+	for (int i = 0; i < nseeds; i++) {
+		struct fuzz_seed *s = &seeds[i];
+		struct f2fs_dev *dev;
+		struct f2fs_sb *sb;
+		uint32_t n, b;
+
+		ovl_reset(s->ovl);
+		if (ovl_open_dev(s->ovl, false, &dev) || f2fs_mount_dev(dev, &opts, &sb)) {
+			fprintf(stderr, "%s: seed %s does not mount read-write\n", target,
+				seed_path[i]);
+			exit(1);
+		}
+		workload(sb);
+		/* the crash: what the device holds now, before the unmount writes anything */
+		n = ovl_nr_private(s->ovl);
+		s->nhot = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			const uint8_t *p = ovl_private(s->ovl, k, &b);
+
+			memcpy((uint8_t *)s->base + (size_t)b * F2FS_BLKSIZE, p, F2FS_BLKSIZE);
+			s->hot[s->nhot++] = b;
+		}
+		f2fs_umount(sb);
+		ovl_reset(s->ovl);
+		if (!s->nhot)
+			s->hot[s->nhot++] = 0;
+	}
 }
 
 int fuzz_nr_seeds(void)

@@ -35,7 +35,7 @@
 #include "testdev.h"
 
 struct fuzz_seed {
-	const uint8_t *base;	/* mmap()ed seed file, shared and never written */
+	const uint8_t *base;	/* mmap()ed seed file, private; changed only by fuzz_crash_seeds */
 	size_t len;
 	struct ovl *ovl;
 	uint32_t *hot, nhot;	/* metadata-area and node blocks */
@@ -51,6 +51,13 @@ int fuzz_nr_seeds(void);
  * (the overlay starts from the base: the previous input's blocks are gone).
  */
 struct fuzz_seed *fuzz_prepare(const uint8_t *data, size_t size);
+/*
+ * Turn every seed into the state a crash leaves after workload (run on a
+ * writable mount of the seed): the seed's base becomes the device as it
+ * was when workload returned, before any unmount, and the blocks workload
+ * wrote become the seed's "hot" blocks, the ones mutations aim at.
+ */
+void fuzz_crash_seeds(const char *target, void (*workload)(struct f2fs_sb *sb));
 /* Messages of the mounts go nowhere (the walk provokes thousands). */
 void fuzz_quiet_log(void *arg, enum f2fs_log_level lvl, const char *msg);
 

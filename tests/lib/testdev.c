@@ -182,6 +182,14 @@ uint32_t ovl_nr_private(const struct ovl *o)
 	return o->nused;
 }
 
+const uint8_t *ovl_private(const struct ovl *o, uint32_t i, uint32_t *blkaddr)
+{
+	uint32_t s = o->used[i];
+
+	*blkaddr = o->key[s] - 1;
+	return o->pool[o->val[s]];
+}
+
 static int ovl_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
 		  uint64_t off, size_t total)
 {

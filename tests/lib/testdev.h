@@ -47,6 +47,8 @@ uint64_t ovl_flushes(const struct ovl *o);
 uint32_t ovl_lowest_write(const struct ovl *o);
 /* Private blocks in use, for a harness that bounds memory. */
 uint32_t ovl_nr_private(const struct ovl *o);
+/* The i-th private block (i < ovl_nr_private): its number, and its bytes. */
+const uint8_t *ovl_private(const struct ovl *o, uint32_t i, uint32_t *blkaddr);
 
 /* ---- write log ---- */
 
