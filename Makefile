@@ -5,7 +5,10 @@
 #                   I/O statistics) and leave it mounted at ./mnt
 #   make test       install packages, build, run unit and integration tests
 #   make asan       the whole suite under AddressSanitizer + UBSan
-#   make fuzz       libFuzzer target over the image parser (clang)
+#   make fuzz       libFuzzer targets (clang): FUZZ_TARGET=image (default), rw,
+#                   recovery, fscrypt; FUZZ_SECONDS (docs/fuzzing.md)
+#   make crash-replay  every recorded write and flush of a workload replayed as
+#                   crash states, each mounted, checked and fsck'ed
 #   make bench      benchmarks (results go to docs/benchmarks.md)
 #   make bench-meta small-file metadata benchmark (docs/benchmarks-meta.md)
 #   make fstests    fstests' quick group against the mount, needs root
@@ -64,7 +67,7 @@ TOOL_OBJ   := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 LIBCORE    := $(BUILD)/libf2fscore.a
 
 .PHONY: all clean deps demo test test-fresh test-unit test-integration test-kernel fsx crashtest \
-        asan fuzz bench install umount-demo check-layers
+        asan fuzz bench install umount-demo check-layers crash-replay
 
 all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
@@ -101,7 +104,14 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) Makefile
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
 	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
--include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(TOOL_OBJ))
+# crash states rebuilt from a log of writes and flushes (tests/crash/replay.c)
+$(BUILD)/tests/crash/replay: tests/crash/replay.c tests/lib/testdev.c $(LIBCORE) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -Itests/lib -o $@ \
+	    tests/crash/replay.c tests/lib/testdev.c $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+
+-include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(TOOL_OBJ) \
+	$(BUILD)/tests/crash/replay)
 
 # ---- packages ----
 deps:
@@ -147,7 +157,11 @@ CRASH_FULL_ARGS ?= --iterations 50 --fresh-every 5 --ballast 0.92 --image-size 9
 fsx: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/fsx/fsx.py $(FSX_ARGS)
 
-crashtest: all
+CRASH_REPLAY_ARGS ?=
+crash-replay: $(BUILD)/tests/crash/replay
+	$(BUILD)/tests/crash/replay $(CRASH_REPLAY_ARGS)
+
+crashtest: all crash-replay
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/crash/crashtest.py $(CRASH_ARGS)
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) tests/crash/crashtest.py $(CRASH_FULL_ARGS)
 
