@@ -443,3 +443,58 @@ void fuzz_walk(struct f2fs_sb *sb, const struct fuzz_walk_limits *lim)
 		f2fs_getattr(sb, nid, &st);
 	f2fs_getattr(sb, 0xffffffffu, &st);
 }
+
+/* ---- the read-write cycle ---- */
+
+static void rw_fail(const char *target, const char *what, const uint8_t *data, size_t size)
+{
+	fprintf(stderr, "%s: %s (input of %zu bytes, seed %d)\n", target, what, size,
+		size ? data[0] % 64 % nseeds : 0);
+	abort();
+}
+
+void fuzz_rw_cycle(const char *target, struct fuzz_seed *s, const uint8_t *data, size_t size,
+		   const struct fuzz_walk_limits *lim,
+		   void (*body)(struct f2fs_sb *sb, bool writable, bool pristine))
+{
+	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG,
+					.cache_size = 1u << 20 };
+	bool pristine = size <= 1, clean;
+	struct f2fs_dev *dev;
+	struct f2fs_sb *sb = NULL;
+	int err;
+
+	if (ovl_open_dev(s->ovl, false, &dev))
+		return;
+	err = f2fs_mount_dev(dev, &opts, &sb);
+	if (err) {
+		if (pristine)
+			rw_fail(target, "an unpatched seed does not mount read-write", data, size);
+		if (ovl_written_blocks(s->ovl))
+			rw_fail(target, "a refused mount wrote to the image", data, size);
+		return;
+	}
+	fuzz_walk(sb, lim);
+	body(sb, true, pristine);
+	clean = !atomic_load(&sb->need_fsck);
+	err = f2fs_umount(sb);
+	clean = clean && !err;
+	if (ovl_lowest_write(s->ovl) < 2)
+		rw_fail(target, "a superblock was written", data, size);
+	if (pristine && !clean)
+		rw_fail(target, "an unpatched seed did not unmount cleanly", data, size);
+
+	/* what a mount that saw nothing wrong wrote must mount again */
+	opts.readonly = true;
+	if (ovl_open_dev(s->ovl, true, &dev))
+		return;
+	sb = NULL;
+	err = f2fs_mount_dev(dev, &opts, &sb);
+	if (err && clean)
+		rw_fail(target, "the image a clean mount left does not mount again", data, size);
+	if (!err) {
+		body(sb, false, pristine);
+		fuzz_walk(sb, lim);
+		f2fs_umount(sb);
+	}
+}

@@ -72,4 +72,17 @@ extern const struct fuzz_walk_limits fuzz_walk_default;
 /* Walk every directory, inode, xattr and symlink reachable from the root. */
 void fuzz_walk(struct f2fs_sb *sb, const struct fuzz_walk_limits *lim);
 
+/*
+ * The read-write targets' cycle and rules, for the input (data, size) on
+ * seed s: mount read-write, walk, body(sb, true), unmount; mount again
+ * read-only, body(sb, false), walk, unmount.  Aborts, naming target, when
+ * a refused mount wrote anything, a superblock block (0 or 1) was
+ * written, a mount that saw nothing wrong (need_fsck clear, unmount
+ * without error) left an image that does not mount again, or, for an
+ * unpatched seed (size <= 1), the mount failed or was not clean.
+ */
+void fuzz_rw_cycle(const char *target, struct fuzz_seed *s, const uint8_t *data, size_t size,
+		   const struct fuzz_walk_limits *lim,
+		   void (*body)(struct f2fs_sb *sb, bool writable, bool pristine));
+
 #endif

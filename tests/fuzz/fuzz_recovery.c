@@ -90,70 +90,33 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void fail(const char *what, const uint8_t *data, size_t size)
+static void fail(const char *what)
 {
-	fprintf(stderr, "fuzz_recovery: %s (input of %zu bytes, seed %d)\n", what, size,
-		size ? data[0] % 64 % fuzz_nr_seeds() : 0);
+	fprintf(stderr, "fuzz_recovery: %s\n", what);
 	abort();
 }
 
 /* The unmutated crash states: recovery brings back what was fsync()ed. */
-static void check_recovered(struct f2fs_sb *sb, const uint8_t *data, size_t size)
+static void check_recovered(struct f2fs_sb *sb, bool writable, bool pristine)
 {
 	static uint8_t got[FILE_A_LEN], want[FILE_A_LEN];
 	struct f2fs_stat a;
 
+	if (!pristine)
+		return;
 	if (f2fs_lookup(sb, f2fs_root_ino(sb), "fs-a", 4, &a))
-		fail("an fsync()ed file is not back after recovery", data, size);
+		fail("an fsync()ed file is not back after recovery");
 	fill(want, sizeof(want), 0);
 	if (a.size != FILE_A_LEN || f2fs_read(sb, a.ino, got, sizeof(got), 0) != FILE_A_LEN ||
 	    memcmp(got, want, sizeof(got)))
-		fail("an fsync()ed file's data is not back after recovery", data, size);
+		fail("an fsync()ed file's data is not back after recovery");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG,
-					.cache_size = 1u << 20 };
 	struct fuzz_seed *s = fuzz_prepare(data, size);
-	struct f2fs_dev *dev;
-	struct f2fs_sb *sb = NULL;
-	bool clean;
-	int err;
 
-	if (!s || ovl_open_dev(s->ovl, false, &dev))
-		return 0;
-	err = f2fs_mount_dev(dev, &opts, &sb);
-	if (err) {
-		if (size <= 1)
-			fail("a crash state of a pristine seed does not mount", data, size);
-		if (ovl_written_blocks(s->ovl))
-			fail("a refused mount wrote to the image", data, size);
-		return 0;
-	}
-	if (size <= 1)
-		check_recovered(sb, data, size);
-	fuzz_walk(sb, &rec_walk);
-	clean = !atomic_load(&sb->need_fsck);
-	err = f2fs_umount(sb);
-	clean = clean && !err;
-	if (ovl_lowest_write(s->ovl) < 2)
-		fail("a superblock was written", data, size);
-	if (size <= 1 && !clean)
-		fail("recovery of a pristine crash state was not clean", data, size);
-
-	opts.readonly = true;
-	if (ovl_open_dev(s->ovl, true, &dev))
-		return 0;
-	sb = NULL;
-	err = f2fs_mount_dev(dev, &opts, &sb);
-	if (err && clean)
-		fail("the image a clean recovery left does not mount again", data, size);
-	if (!err) {
-		if (size <= 1)
-			check_recovered(sb, data, size);
-		fuzz_walk(sb, &rec_walk);
-		f2fs_umount(sb);
-	}
+	if (s)
+		fuzz_rw_cycle("fuzz_recovery", s, data, size, &rec_walk, check_recovered);
 	return 0;
 }

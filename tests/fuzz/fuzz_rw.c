@@ -20,7 +20,6 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -37,13 +36,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fuzz_load_seeds("fuzz_rw");
 	return 0;
-}
-
-static void fail(const char *what, const uint8_t *data, size_t size)
-{
-	fprintf(stderr, "fuzz_rw: %s (input of %zu bytes, seed %d)\n", what, size,
-		size ? data[0] % 64 % fuzz_nr_seeds() : 0);
-	abort();
 }
 
 /* The fixed mix: every kind of change, on new and on existing files. */
@@ -96,47 +88,17 @@ static void changes(struct f2fs_sb *sb)
 	f2fs_unlink(sb, root, "fz-link", 7);
 }
 
+static void body(struct f2fs_sb *sb, bool writable, bool pristine)
+{
+	if (writable)
+		changes(sb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG,
-					.cache_size = 1u << 20 };
 	struct fuzz_seed *s = fuzz_prepare(data, size);
-	struct f2fs_dev *dev;
-	struct f2fs_sb *sb = NULL;
-	bool clean;
-	int err;
 
-	if (!s || ovl_open_dev(s->ovl, false, &dev))
-		return 0;
-	err = f2fs_mount_dev(dev, &opts, &sb);
-	if (err) {
-		if (size <= 1)
-			fail("a pristine seed does not mount read-write", data, size);
-		if (ovl_written_blocks(s->ovl))
-			fail("a refused mount wrote to the image", data, size);
-		return 0;
-	}
-	fuzz_walk(sb, &rw_walk);
-	changes(sb);
-	clean = !atomic_load(&sb->need_fsck);
-	err = f2fs_umount(sb);
-	clean = clean && !err;
-	if (ovl_lowest_write(s->ovl) < 2)
-		fail("a superblock was written", data, size);
-	if (size <= 1 && (err || !clean))
-		fail("a pristine seed did not unmount cleanly", data, size);
-
-	/* what a mount that saw nothing wrong wrote must mount again */
-	opts.readonly = true;
-	if (ovl_open_dev(s->ovl, true, &dev))
-		return 0;
-	sb = NULL;
-	err = f2fs_mount_dev(dev, &opts, &sb);
-	if (err && clean)
-		fail("the image a clean mount left does not mount again", data, size);
-	if (!err) {
-		fuzz_walk(sb, &rw_walk);
-		f2fs_umount(sb);
-	}
+	if (s)
+		fuzz_rw_cycle("fuzz_rw", s, data, size, &rw_walk, body);
 	return 0;
 }
