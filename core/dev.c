@@ -30,6 +30,11 @@ struct bounce {
 	uint32_t nr;		/* blocks */
 };
 
+struct held_block {
+	uint32_t blkaddr;
+	uint8_t data[F2FS_BLKSIZE];
+};
+
 struct f2fs_dev {
 	const struct f2fs_dev_ops *ops;
 	int fd;			/* file and block device backends */
@@ -42,6 +47,11 @@ struct f2fs_dev {
 	pthread_mutex_t bounce_lock;
 	struct bounce bounce[BOUNCE_POOL];
 	int nr_bounce;
+
+	/* writes held back in memory (f2fs_dev_hold_writes), newest copy of each block */
+	bool holding;
+	struct held_block *held;
+	uint32_t nr_held, cap_held;
 
 	atomic_uint_fast64_t reads, read_bytes, writes, write_bytes, flushes;
 	atomic_uint_fast64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
@@ -316,6 +326,7 @@ void f2fs_dev_close(struct f2fs_dev *dev)
 	if (!dev)
 		return;
 	dev->ops->release(dev);
+	free(dev->held);
 	for (int i = 0; i < dev->nr_bounce; i++)
 		free(dev->bounce[i].buf);
 	pthread_mutex_destroy(&dev->bounce_lock);
@@ -330,6 +341,79 @@ uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev)
 bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev)
 {
 	return dev->ops == &blkdev_ops;
+}
+
+static struct held_block *find_held(struct f2fs_dev *dev, uint32_t blkaddr)
+{
+	for (uint32_t i = 0; i < dev->nr_held; i++)
+		if (dev->held[i].blkaddr == blkaddr)
+			return &dev->held[i];
+	return NULL;
+}
+
+/*
+ * The backend's transfer, or, while writes are held, a write kept in
+ * memory and a read that sees the held blocks over the device's.
+ */
+static int dev_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		  uint64_t off, size_t total)
+{
+	uint32_t b = (uint32_t)(off / F2FS_BLKSIZE);
+	int err = 0;
+
+	if (!dev->holding)
+		return dev->ops->rw(dev, write, iov, iovcnt, off, total);
+	if (!write)
+		err = dev->ops->rw(dev, false, iov, iovcnt, off, total);
+	for (int i = 0; !err && i < iovcnt; i++) {
+		for (size_t k = 0; k < iov[i].iov_len; k += F2FS_BLKSIZE, b++) {
+			uint8_t *p = (uint8_t *)iov[i].iov_base + k;
+			struct held_block *h = find_held(dev, b);
+
+			if (!write) {
+				if (h)
+					memcpy(p, h->data, F2FS_BLKSIZE);
+				continue;
+			}
+			if (!h) {
+				if (dev->nr_held == dev->cap_held) {
+					uint32_t nc = dev->cap_held ? dev->cap_held * 2 : 64;
+					struct held_block *nh = realloc(dev->held, sizeof(*nh) * nc);
+
+					if (!nh)
+						return -ENOMEM;
+					dev->held = nh;
+					dev->cap_held = nc;
+				}
+				h = &dev->held[dev->nr_held++];
+				h->blkaddr = b;
+			}
+			memcpy(h->data, p, F2FS_BLKSIZE);
+		}
+	}
+	return err;
+}
+
+void f2fs_dev_hold_writes(struct f2fs_dev *dev)
+{
+	dev->holding = true;
+}
+
+int f2fs_dev_release_writes(struct f2fs_dev *dev, bool commit)
+{
+	int err = 0;
+
+	dev->holding = false;
+	for (uint32_t i = 0; commit && !err && i < dev->nr_held; i++) {
+		struct iovec iov = { .iov_base = dev->held[i].data, .iov_len = F2FS_BLKSIZE };
+
+		err = dev->ops->rw(dev, true, &iov, 1, (uint64_t)dev->held[i].blkaddr * F2FS_BLKSIZE,
+				   F2FS_BLKSIZE);
+	}
+	free(dev->held);
+	dev->held = NULL;
+	dev->nr_held = dev->cap_held = 0;
+	return err;
 }
 
 static int do_crypt(const struct f2fs_crypt_ctx *c, bool enc, const struct iovec *iov,
@@ -391,15 +475,15 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 			else
 				iov_gather(bio->iov, bio->iovcnt, bounce);
 			if (!err)
-				err = dev->ops->rw(dev, true, &biov, 1, off, total);
+				err = dev_rw(dev, true, &biov, 1, off, total);
 		} else {
-			err = dev->ops->rw(dev, false, &biov, 1, off, total);
+			err = dev_rw(dev, false, &biov, 1, off, total);
 			if (!err)
 				iov_scatter(bio->iov, bio->iovcnt, bounce);
 		}
 		bounce_put(dev, b);
 	} else {
-		err = dev->ops->rw(dev, write, bio->iov, bio->iovcnt, off, total);
+		err = dev_rw(dev, write, bio->iov, bio->iovcnt, off, total);
 	}
 	if (err)
 		return err;
@@ -438,7 +522,7 @@ void f2fs_dev_stop_writes(struct f2fs_dev *dev)
 
 int f2fs_dev_flush(struct f2fs_dev *dev)
 {
-	if (dev->readonly || atomic_load(&dev->stopped))
+	if (dev->readonly || dev->holding || atomic_load(&dev->stopped))
 		return 0;
 	atomic_fetch_add(&dev->flushes, 1);
 	return dev->ops->flush(dev);
@@ -460,7 +544,7 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
 /* Discard blocks: BLKDISCARD on a device, a punched hole in an image file. */
 int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr)
 {
-	if (dev->readonly || !nr)
+	if (dev->readonly || dev->holding || !nr)
 		return 0;
 	return dev->ops->discard(dev, (uint64_t)blkaddr * F2FS_BLKSIZE, (uint64_t)nr * F2FS_BLKSIZE);
 }

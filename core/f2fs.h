@@ -97,6 +97,14 @@ struct f2fs_dev_ops {
 int f2fs_dev_open_ops(const struct f2fs_dev_ops *ops, void *priv, uint64_t size, bool readonly,
 		      struct f2fs_dev **out);
 void *f2fs_dev_priv(const struct f2fs_dev *dev);
+/*
+ * Hold writes in memory (reads see them) until f2fs_dev_release_writes
+ * writes them out (commit) or drops them: roll-forward recovery changes
+ * nothing on the device unless it succeeds.  Flushes and discards are
+ * skipped meanwhile.
+ */
+void f2fs_dev_hold_writes(struct f2fs_dev *dev);
+int f2fs_dev_release_writes(struct f2fs_dev *dev, bool commit);
 /* Backends: an image file or block device, or a memory buffer (read-only or writable). */
 int f2fs_dev_open_mem(const void *buf, size_t len, struct f2fs_dev **out);
 int f2fs_dev_open_mem_rw(void *buf, size_t len, struct f2fs_dev **out);

@@ -472,13 +472,23 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb)
 {
 	struct fsync_list l = { 0 };
 	uint32_t recovered = 0;
-	int err = collect(sb, &l);
+	int err = collect(sb, &l), rerr;
 
+	/*
+	 * Replay writes dentry and data blocks as it goes, at the logs'
+	 * positions of the last checkpoint; a node found corrupt later must
+	 * leave the device as it was (the kernel keeps them in the page
+	 * cache, unwritten while recovery runs, and drops them on failure).
+	 */
+	f2fs_dev_hold_writes(sb->dev);
 	if (!err)
 		err = replay(sb, &l, &recovered);
 	for (uint32_t i = 0; i < l.nr; i++)
 		f2fs_iput(sb, l.e[i].inode);
 	free(l.e);
+	rerr = f2fs_dev_release_writes(sb->dev, !err);
+	if (!err)
+		err = rerr;
 	if (!err)
 		err = f2fs_allocate_new_segments(sb);
 	/* the checkpoint's quota files count what it replayed */
