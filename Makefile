@@ -75,6 +75,15 @@ $(BUILD)/core/%.o: core/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -c -o $@ $<
 
+# the casefolding table, from the Unicode Character Database (unicode-data)
+UCD_DIR ?= /usr/share/unicode
+$(BUILD)/core/utf8data.h: core/mkutf8data.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) core/mkutf8data.py $(UCD_DIR) $@.tmp && mv $@.tmp $@
+
+$(BUILD)/core/utf8.o: $(BUILD)/core/utf8data.h
+$(BUILD)/core/utf8.o: CFLAGS += -I$(BUILD)/core
+
 $(BUILD)/crypto/%.o: crypto/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(CRYPTO_CFLAGS) -Icore -Icrypto -c -o $@ $<
@@ -136,6 +145,7 @@ test-fresh:
 
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	$(PYTHON) tests/unit/check_utf8.py $(BUILD)/tests/unit/test_utf8 $(UCD_DIR)
 
 # no core/ file calls one on a higher floor (docs/design.md)
 check-layers: $(CORE_OBJ)

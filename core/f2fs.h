@@ -362,6 +362,14 @@ void f2fs_make_dentry_ptr_inline(struct f2fs_dentry_ptr *d, const struct f2fs_in
 /* ======================= directories (dir.c, hash.c) ======================= */
 
 uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len);
+/*
+ * utf8.c: the kernel's utf8_casefold (NFD + full case folding, Unicode
+ * 12.1.0).  Returns the folded length (< outlen) or -EINVAL for a name that
+ * is not UTF-8 or whose folding does not fit.  match_folded: 1 if s folds
+ * to cf, 0 if not, -EINVAL if s is not UTF-8 (utf8_strncasecmp_folded).
+ */
+int f2fs_utf8_casefold(const uint8_t *s, size_t len, uint8_t *out, size_t outlen);
+int f2fs_utf8_match_folded(const uint8_t *cf, size_t cflen, const uint8_t *s, size_t len);
 int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		    uint32_t *ino, unsigned int *file_type);
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,

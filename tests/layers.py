@@ -17,7 +17,7 @@ import sys
 
 # ground floor first; keep in step with docs/design.md
 FLOORS = [
-    ["msg", "platform", "crc", "hash", "lzorle"],
+    ["msg", "platform", "crc", "hash", "utf8", "lzorle"],
     ["dev", "cache", "extent_cache"],
     ["nat", "segment", "dquot", "quota_tree"],
     ["node"],
