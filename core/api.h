@@ -111,6 +111,14 @@ struct f2fs_stat {
 };
 
 int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st);
+/*
+ * Casefolding: whether the filesystem has the feature (any directory may
+ * become casefolded while empty), and whether directory ino is casefolded
+ * now (its names match other spellings).  A caller caching names by their
+ * bytes must not cache them, nor their absence, where these say so.
+ */
+bool f2fs_has_casefold(const struct f2fs_sb *sb);
+bool f2fs_dir_casefolded(struct f2fs_sb *sb, uint32_t ino);
 int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 		struct f2fs_stat *st);
 /*
@@ -209,9 +217,11 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
 /*
  * FS_IOC_SETFLAGS: set the settable FS_*_FL bits (sync, immutable, append,
- * nodump, noatime, dirsync, projinherit) to those in fsflags.  The caller
- * has checked ownership and CAP_LINUX_IMMUTABLE (fuse/ioctl.c).
- * -EOPNOTSUPP for unknown bits and for compression or casefolding changes.
+ * nodump, noatime, dirsync, projinherit, casefold) to those in fsflags.  The
+ * caller has checked ownership and CAP_LINUX_IMMUTABLE (fuse/ioctl.c).
+ * -EOPNOTSUPP for unknown bits, compression changes, and casefold on a
+ * non-directory or without the feature; -ENOTEMPTY for casefold on a
+ * directory with entries.
  */
 int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags);
 

@@ -14,10 +14,16 @@
  * never an out-of-bounds read.  All loops are bounded by the area size,
  * the hash depth or the directory's block count.
  *
- * Encrypted directories: on-disk names are ciphertext and their hashes are
- * computed over it, so neither lookup of a plaintext name nor a readdir
- * that would hand out raw ciphertext is meaningful yet; both return
- * -ENOKEY until the filename crypto is wired in.
+ * Encrypted directories: on-disk names are ciphertext hashed as such;
+ * lookups encrypt the name with the key, or take a no-key name apart.
+ *
+ * Casefolded directories (F2FS_CASEFOLD_FL, the casefold feature): names
+ * are stored as given, hashed over their folding (utf8.c), and an entry
+ * matches when it folds to the same bytes.  A name that is not UTF-8 is
+ * an opaque byte string, or -EINVAL under the strict encoding flag.
+ * Encrypted and casefolded: the hash is the SipHash of the folded
+ * plaintext, which roll-forward cannot compute without the key, so it is
+ * kept after the name in the inode's i_name, as the kernel does.
  *
  * Callers hold the directory inode's lock; nothing here is cached.
  */
@@ -165,13 +171,43 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
  * Only the entry that matches has its inode number and type checked: as in
  * the kernel, a damaged sibling does not hide a good name.
  */
-/* What a lookup compares dentries with: a disk name, or a parsed no-key name. */
+/*
+ * What a lookup compares dentries with (the kernel's struct f2fs_filename):
+ * a disk name, a parsed no-key name, or in a casefolded directory the
+ * folded plaintext name.
+ */
 struct name_match {
 	uint32_t hash;
-	const uint8_t *name;
+	const uint8_t *name;	/* on-disk form */
 	size_t len;
 	const struct fscrypt_nokey_name *nk;
+	const uint8_t *cf;	/* folded name; NULL: entries match byte for byte */
+	size_t cf_len;
+	const struct fscrypt_inode_info *ci;	/* decrypts entries to fold them */
+	bool strict;
 };
+
+/* f2fs_match_ci_name: does the entry fold to m->cf? */
+static bool ci_name_matches(const struct name_match *m, const struct dentry_info *de)
+{
+	uint8_t plain[F2FS_NAME_LEN + 1];
+	const uint8_t *s = de->name;
+	size_t n = de->name_len;
+	int r;
+
+	if (m->ci) {
+		r = fscrypt_fname_decrypt(m->ci, de->name, de->name_len, plain, sizeof(plain));
+		if (r < 0)
+			return false;
+		s = plain;
+		n = (size_t)r;
+	}
+	r = f2fs_utf8_match_folded(m->cf, m->cf_len, s, n);
+	/* an entry that is not UTF-8 is compared as bytes, unless strict */
+	if (r < 0)
+		return !m->strict && n == m->cf_len && memcmp(s, m->cf, n) == 0;
+	return r == 1;
+}
 
 static bool name_matches(const struct name_match *m, const struct dentry_info *de)
 {
@@ -179,6 +215,8 @@ static bool name_matches(const struct name_match *m, const struct dentry_info *d
 		return false;
 	if (m->nk)
 		return fscrypt_nokey_name_match(m->nk, de->name, de->name_len);
+	if (m->cf)
+		return ci_name_matches(m, de);
 	return de->name_len == m->len && memcmp(de->name, m->name, m->len) == 0;
 }
 
@@ -201,13 +239,77 @@ static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 	return ret;
 }
 
-static int check_dir(const struct f2fs_inode *dir)
+static bool is_dot(const uint8_t *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+static bool casefolded(const struct f2fs_sb *sb, const struct f2fs_inode *dir)
+{
+	return (dir->flags & F2FS_CASEFOLD_FL) && f2fs_has_feature(sb, F2FS_FEATURE_CASEFOLD);
+}
+
+static int check_dir(const struct f2fs_sb *sb, const struct f2fs_inode *dir)
 {
 	if (!S_ISDIR(dir->mode))
 		return -ENOTDIR;
-	/* casefolded names hash over the folded form, not supported here */
-	if (dir->flags & F2FS_CASEFOLD_FL)
+	/* the flag without the feature: no encoding to fold with */
+	if ((dir->flags & F2FS_CASEFOLD_FL) && !casefolded(sb, dir))
 		return -EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * f2fs_init_casefolded_name: fold a plaintext name into cf (F2FS_NAME_LEN
+ * bytes) for a casefolded directory.  A name that does not fold leaves
+ * m->cf NULL (compared as bytes), or is -EINVAL under the strict flag.
+ */
+static int fold_name(const struct f2fs_sb *sb, const struct f2fs_inode *dir,
+		     const uint8_t *name, size_t len, uint8_t *cf, struct name_match *m)
+{
+	int n;
+
+	m->strict = sb->casefold_strict;
+	if (!casefolded(sb, dir) || is_dot(name, len))
+		return 0;
+	n = f2fs_utf8_casefold(name, len, cf, F2FS_NAME_LEN);
+	if (n < 0)
+		return sb->casefold_strict ? -EINVAL : 0;
+	m->cf = cf;
+	m->cf_len = (size_t)n;
+	return 0;
+}
+
+/*
+ * f2fs_hash_filename: over the disk name, or in a casefolded directory over
+ * the folded name (the plaintext if it does not fold), by SipHash with the
+ * directory's key when it is also encrypted.
+ */
+static int hash_name(const struct f2fs_sb *sb, const struct f2fs_inode *dir,
+		     const struct fscrypt_inode_info *ci, const uint8_t *plain, size_t plain_len,
+		     struct name_match *m)
+{
+	const uint8_t *h = m->name;
+	size_t hl = m->len;
+
+	if (is_dot(plain, plain_len)) {
+		m->hash = 0;
+		return 0;
+	}
+	if (casefolded(sb, dir)) {
+		h = m->cf ? m->cf : plain;
+		hl = m->cf ? m->cf_len : plain_len;
+		if (ci) {
+			uint64_t sip;
+			int err = fscrypt_fname_siphash(ci, h, hl, &sip);
+
+			if (err)
+				return err;
+			m->hash = (uint32_t)sip;
+			return 0;
+		}
+	}
+	m->hash = f2fs_dentry_hash(h, hl);
 	return 0;
 }
 
@@ -222,16 +324,20 @@ struct entry_loc {
 static int search_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct name_match *m,
 			struct entry_loc *loc);
 
+static int setup_name(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		      bool nokey_ok, struct name_match *m, uint8_t ct[F2FS_NAME_LEN + 1],
+		      uint8_t cf[F2FS_NAME_LEN], struct fscrypt_nokey_name *nk);
+
 static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		      struct entry_loc *loc)
 {
 	struct fscrypt_nokey_name nk;
-	uint8_t ct[F2FS_NAME_LEN + 1];
+	uint8_t ct[F2FS_NAME_LEN + 1], cf[F2FS_NAME_LEN];
 	struct name_match m;
 	int ret;
 
 	loc->blk = NULL;
-	ret = check_dir(dir);
+	ret = check_dir(sb, dir);
 	if (ret)
 		return ret;
 	if (len == 0)
@@ -244,34 +350,79 @@ static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 	 * the key, encrypt the name; without it, the name must be a no-key
 	 * name, which carries the hash and the ciphertext (or its digest).
 	 */
-	m.nk = NULL;
-	m.name = (const uint8_t *)name;
-	m.len = len;
-	if (f2fs_is_encrypted(dir)) {
-		const struct fscrypt_inode_info *ci;
-
-		ret = f2fs_get_crypt_info(sb, dir, &ci);
-		if (ret == -ENOKEY) {
-			if (fscrypt_nokey_name_decode(name, len, &nk))
-				return -ENOENT;
-			m.nk = &nk;
-			m.hash = nk.hash;
-		} else if (ret) {
-			return ret;
-		} else {
-			ret = fscrypt_fname_encrypt(ci, name, len, ct, sizeof(ct));
-			if (ret < 0)
-				return ret;
-			m.name = ct;
-			m.len = (size_t)ret;
-		}
-	}
-	if (!m.nk)
-		m.hash = f2fs_dentry_hash(m.name, m.len);
+	ret = setup_name(sb, dir, name, len, true, &m, ct, cf, &nk);
+	if (ret)
+		return ret;
 	return search_entry(sb, dir, &m, loc);
 }
 
-/* The same, for a name already in its on-disk form (roll-forward's i_name). */
+/* f2fs_setup_filename for a plaintext name; no-key names only if nokey_ok. */
+static int setup_name(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
+		      bool nokey_ok, struct name_match *m, uint8_t ct[F2FS_NAME_LEN + 1],
+		      uint8_t cf[F2FS_NAME_LEN], struct fscrypt_nokey_name *nk)
+{
+	const struct fscrypt_inode_info *ci = NULL;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->name = (const uint8_t *)name;
+	m->len = len;
+	if (f2fs_is_encrypted(dir)) {
+		ret = f2fs_get_crypt_info(sb, dir, &ci);
+		if (ret == -ENOKEY && nokey_ok) {
+			/* the hash comes with the no-key name; nothing is folded */
+			if (fscrypt_nokey_name_decode(name, len, nk))
+				return -ENOENT;
+			m->nk = nk;
+			m->hash = nk->hash;
+			return 0;
+		}
+		if (ret)
+			return ret;
+		ret = fscrypt_fname_encrypt(ci, name, len, ct, F2FS_NAME_LEN + 1);
+		if (ret < 0)
+			return ret;
+		m->name = ct;
+		m->len = (size_t)ret;
+	}
+	ret = fold_name(sb, dir, (const uint8_t *)name, len, cf, m);
+	if (ret)
+		return ret;
+	if (m->cf)
+		m->ci = ci;
+	return hash_name(sb, dir, ci, (const uint8_t *)name, len, m);
+}
+
+/*
+ * init_recovered_filename: the hash of a name in on-disk form (roll-forward's
+ * i_name, or "..").  Encrypted + casefolded: the hash the name was created
+ * with follows it in i_name (the caller's buffer holds F2FS_NAME_LEN bytes).
+ */
+static int disk_name_hash(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
+			  size_t len, uint32_t *hash)
+{
+	struct name_match m = { .name = name, .len = len };
+	uint8_t cf[F2FS_NAME_LEN];
+	int err;
+
+	if (is_dot(name, len) || !casefolded(sb, dir)) {
+		*hash = f2fs_dentry_hash(name, len);
+		return 0;
+	}
+	if (f2fs_is_encrypted(dir)) {
+		if (len + 4 > F2FS_NAME_LEN)
+			return -EINVAL;
+		*hash = get_le32(name + len);
+		return 0;
+	}
+	err = fold_name(sb, dir, name, len, cf, &m);
+	if (!err)
+		err = hash_name(sb, dir, NULL, name, len, &m);
+	*hash = m.hash;
+	return err;
+}
+
+/* The same, for a name already in its on-disk form; matched byte for byte. */
 static int find_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
 			   size_t len, struct entry_loc *loc)
 {
@@ -279,12 +430,14 @@ static int find_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uin
 	int ret;
 
 	loc->blk = NULL;
-	ret = check_dir(dir);
+	ret = check_dir(sb, dir);
 	if (ret)
 		return ret;
 	if (!len || len > F2FS_NAME_LEN)
 		return -ENOENT;
-	m.hash = f2fs_dentry_hash(name, len);
+	ret = disk_name_hash(sb, dir, name, len, &m.hash);
+	if (ret)
+		return ret;
 	return search_entry(sb, dir, &m, loc);
 }
 
@@ -373,11 +526,6 @@ int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name
  * Emit the entries of one area from slot `start`; positions are
  * base + slot.  Returns 1 if fill asked to stop, 0 at the end, <0 error.
  */
-static bool is_dot(const uint8_t *name, size_t len)
-{
-	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
-}
-
 static int emit_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 		     const struct f2fs_dentry_ptr *d, uint64_t blk, uint64_t base,
 		     uint32_t start, const struct fscrypt_inode_info *ci, f2fs_filldir_t fill,
@@ -438,7 +586,7 @@ int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 	uint8_t *blk;
 	int ret;
 
-	ret = check_dir(dir);
+	ret = check_dir(sb, dir);
 	if (ret)
 		return ret;
 	if (f2fs_is_encrypted(dir)) {
@@ -566,12 +714,23 @@ static void update_dentry(const struct f2fs_dentry_ptr *d, uint32_t bit_pos, con
 		set_bit_le(bit_pos + i, (uint8_t *)d->bitmap);
 }
 
-/* The name an inode records for roll-forward recovery (init_dent_inode). */
-static void set_inode_name(struct f2fs_inode *inode, const char *name, size_t len)
+/*
+ * The name an inode records for roll-forward recovery (init_dent_inode).
+ * Encrypted + casefolded: the hash follows the name when it fits; when it
+ * does not, fsync() must checkpoint instead (lost pino), as the kernel's.
+ */
+static void set_inode_name(const struct f2fs_sb *sb, const struct f2fs_inode *dir,
+			   struct f2fs_inode *inode, const char *name, size_t len, uint32_t hash)
 {
 	put_le32(inode->node + I_NAMELEN, (uint32_t)len);
 	memset(inode->node + I_NAME, 0, F2FS_NAME_LEN);
 	memcpy(inode->node + I_NAME, name, len);
+	if (f2fs_is_encrypted(dir) && casefolded(sb, dir)) {
+		if (len + 4 <= F2FS_NAME_LEN)
+			put_le32(inode->node + I_NAME + len, hash);
+		else
+			inode->advise |= FADVISE_LOST_PINO_BIT;
+	}
 }
 
 /*
@@ -635,32 +794,38 @@ static void touch_dir(struct f2fs_inode *dir)
  * the kernel's f2fs_add_regular_entry does.
  */
 static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
-		     struct f2fs_inode *inode, bool new_inode);
+		     uint32_t hash, struct f2fs_inode *inode, bool new_inode);
 
 int f2fs_add_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		  struct f2fs_inode *inode, bool new_inode)
 {
-	uint8_t ct[F2FS_NAME_LEN + 1];
-	int n, err = check_dir(dir);
+	uint8_t ct[F2FS_NAME_LEN + 1], cf[F2FS_NAME_LEN];
+	struct name_match m;
+	int err = check_dir(sb, dir);
 
 	if (err)
 		return err;
 	if (!len || len > F2FS_NAME_LEN)
 		return len ? -ENAMETOOLONG : -ENOENT;
-	if (!f2fs_is_encrypted(dir))
-		return add_entry(sb, dir, name, len, inode, new_inode);
-	/* the disk name is the ciphertext; its hash is taken over it */
-	n = f2fs_crypt_disk_name(sb, dir, name, len, ct, sizeof(ct));
-	if (n < 0)
-		return n;
-	return add_entry(sb, dir, (const char *)ct, (size_t)n, inode, new_inode);
+	/* the disk name is the ciphertext in an encrypted directory */
+	err = setup_name(sb, dir, name, len, false, &m, ct, cf, NULL);
+	if (err)
+		return err;
+	return add_entry(sb, dir, (const char *)m.name, m.len, m.hash, inode, new_inode);
 }
 
 /* Roll-forward relinks with the name the inode recorded, already on-disk form. */
 int f2fs_add_link_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
 		       size_t len, struct f2fs_inode *inode)
 {
-	return add_entry(sb, dir, (const char *)name, len, inode, true);
+	uint32_t hash;
+	int err = check_dir(sb, dir);
+
+	if (!err)
+		err = disk_name_hash(sb, dir, name, len, &hash);
+	if (err)
+		return err;
+	return add_entry(sb, dir, (const char *)name, len, hash, inode, true);
 }
 
 int f2fs_dir_lookup_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
@@ -680,9 +845,8 @@ int f2fs_delete_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uin
 			   size_t len, struct f2fs_inode *inode);
 
 static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
-		     struct f2fs_inode *inode, bool new_inode)
+		     uint32_t hash, struct f2fs_inode *inode, bool new_inode)
 {
-	uint32_t hash = f2fs_dentry_hash((const uint8_t *)name, len);
 	uint32_t slots = GET_DENTRY_SLOTS((uint32_t)len);
 	uint8_t ftype = f2fs_file_type(inode->mode);
 	struct f2fs_dentry_ptr d;
@@ -690,7 +854,7 @@ static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *nam
 	uint8_t *blk = NULL;
 	int err;
 
-	err = check_dir(dir);
+	err = check_dir(sb, dir);
 	if (err)
 		return err;
 	if (!len || len > F2FS_NAME_LEN)
@@ -767,7 +931,7 @@ static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *nam
 	}
 added:
 	if (new_inode)
-		set_inode_name(inode, name, len);
+		set_inode_name(sb, dir, inode, name, len, hash);
 	inode->pino = dir->ino;
 	if (new_inode && S_ISDIR(inode->mode))
 		dir->links++;

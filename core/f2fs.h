@@ -808,6 +808,7 @@ struct f2fs_sb {
 	uint8_t raw_sb[F2FS_SB_SIZE];
 	int valid_sb_index;		/* 0 or 1 */
 	uint32_t feature;
+	bool casefold_strict;		/* casefold: names must be UTF-8 (EINVAL) */
 	uint32_t log_blocks_per_seg, blocks_per_seg, segs_per_sec, secs_per_zone;
 	uint64_t block_count;
 	uint32_t segment_count, segment_count_main, section_count;

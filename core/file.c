@@ -624,8 +624,25 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 	f2fs_background_gc(sb);
 }
 
-/* changes this driver does not make: they need compression or casefolding work */
-#define UNCHANGEABLE_FL (F2FS_COMPR_FL | F2FS_NOCOMP_FL | F2FS_CASEFOLD_FL)
+/* changes this driver does not make: they need compression work */
+#define UNCHANGEABLE_FL (F2FS_COMPR_FL | F2FS_NOCOMP_FL)
+
+/*
+ * f2fs_setflags_common on F2FS_CASEFOLD_FL: directories only (the kernel's
+ * f2fs_mask_flags), with the feature, and only while empty: the names
+ * already there were hashed the other way.
+ */
+static int casefold_change(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	int empty;
+
+	if (!S_ISDIR(inode->mode) || !f2fs_has_feature(sb, F2FS_FEATURE_CASEFOLD))
+		return -EOPNOTSUPP;
+	empty = f2fs_empty_dir(sb, inode);
+	if (empty < 0)
+		return empty;
+	return empty ? 0 : -ENOTEMPTY;
+}
 
 int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 {
@@ -650,6 +667,11 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	if ((next ^ inode->flags) & UNCHANGEABLE_FL) {
 		err = -EOPNOTSUPP;
 		goto out;
+	}
+	if ((next ^ inode->flags) & F2FS_CASEFOLD_FL) {
+		err = casefold_change(sb, inode);
+		if (err)
+			goto out;
 	}
 	if (next != inode->flags) {
 		inode->flags = next;

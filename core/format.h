@@ -108,6 +108,8 @@ static inline void put_le64(void *p, uint64_t v)
 #define SB_HOT_EXT_COUNT	2757
 #define SB_S_ENCODING		2758
 #define SB_S_ENCODING_FLAGS	2760
+#define F2FS_ENC_UTF8_12_1	1	/* s_encoding: the only one the kernel knows */
+#define F2FS_ENC_STRICT_MODE_FL	0x1	/* s_encoding_flags: reject non-UTF-8 names */
 #define SB_S_STOP_REASON	2762	/* 32 bytes */
 #define SB_S_ERRORS		2794	/* 16 bytes */
 #define SB_CRC			3068	/* SB_CHKSUM_OFFSET */

@@ -36,12 +36,33 @@ static const struct {
 	{ F2FS_FEATURE_LOST_FOUND, "lost_found", true },
 	{ F2FS_FEATURE_VERITY, "verity", true },
 	{ F2FS_FEATURE_SB_CHKSUM, "sb_checksum", true },
-	{ F2FS_FEATURE_CASEFOLD, "casefold", false },
+	{ F2FS_FEATURE_CASEFOLD, "casefold", true },
 	{ F2FS_FEATURE_COMPRESSION, "compression", true },
 	{ F2FS_FEATURE_RO, "ro", true },
 	{ F2FS_FEATURE_DEVICE_ALIAS, "device_alias", false },
 	{ F2FS_FEATURE_PACKED_SSA, "packed_ssa", true },
 };
+
+/*
+ * f2fs_setup_casefold: the encoding casefolded directories use.  The kernel
+ * knows one, UTF-8 of Unicode 12.1.0; it refuses a mount that names
+ * another.  The strict flag makes names that are not UTF-8 an error.
+ */
+static int check_encoding(struct f2fs_sb *sb)
+{
+	uint16_t enc = get_le16(sb->raw_sb + SB_S_ENCODING);
+	uint16_t flags = get_le16(sb->raw_sb + SB_S_ENCODING_FLAGS);
+
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_CASEFOLD))
+		return 0;
+	if (enc != F2FS_ENC_UTF8_12_1) {
+		f2fs_err(sb, "superblock: encoding %u is unknown (only utf8-12.1.0 is)", enc);
+		return -EINVAL;
+	}
+	sb->casefold_strict = flags & F2FS_ENC_STRICT_MODE_FL;
+	f2fs_info(sb, "casefolded directories: utf8-12.1.0, flags 0x%x", flags);
+	return 0;
+}
 
 static int check_features(struct f2fs_sb *sb)
 {
@@ -62,7 +83,7 @@ static int check_features(struct f2fs_sb *sb)
 	}
 	if (f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
 		f2fs_warn(sb, "verity files are readable but their Merkle trees are not checked");
-	return 0;
+	return check_encoding(sb);
 }
 
 /* ---- superblock ---- */

@@ -100,6 +100,23 @@ int f2fs_getattr(struct f2fs_sb *sb, uint32_t ino, struct f2fs_stat *st)
 	return getattr(sb, ino, true, st);
 }
 
+bool f2fs_has_casefold(const struct f2fs_sb *sb)
+{
+	return f2fs_has_feature(sb, F2FS_FEATURE_CASEFOLD);
+}
+
+bool f2fs_dir_casefolded(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *d;
+	bool cf;
+
+	if (!f2fs_has_casefold(sb) || iget_dir(sb, ino, &d))
+		return false;
+	cf = d->flags & F2FS_CASEFOLD_FL;
+	f2fs_iput(sb, d);
+	return cf;
+}
+
 int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 		struct f2fs_stat *st)
 {

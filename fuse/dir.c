@@ -76,7 +76,7 @@ static const struct f2fs_stat *shown_stat(const struct f2fs_fuse *fs, const stru
 	return st;
 }
 
-static void reply_new_entry(fuse_req_t req, struct f2fs_fuse *fs, int err,
+static void reply_new_entry(fuse_req_t req, struct f2fs_fuse *fs, fuse_ino_t parent, int err,
 			    const struct f2fs_stat *st)
 {
 	struct fuse_entry_param e;
@@ -87,6 +87,7 @@ static void reply_new_entry(fuse_req_t req, struct f2fs_fuse *fs, int err,
 		return;
 	}
 	fill_entry_param(fs, shown_stat(fs, st, &buf), &e);
+	f2fs_fuse_casefold_entry(fs, parent, &e);
 	fuse_reply_entry(req, &e);
 }
 
@@ -148,7 +149,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		 */
 		memset(&e, 0, sizeof(e));
 		/* ... except where adding or removing a key changes the names. */
-		if (f2fs_keyctl_may_cache_absence(fs, parent))
+		if (f2fs_keyctl_may_cache_absence(fs, parent) &&
+		    f2fs_fuse_casefold_may_cache_absence(fs))
 			e.entry_timeout = F2FS_FUSE_TIMEOUT;
 		fuse_reply_entry(req, &e);
 		return;
@@ -158,6 +160,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	fill_entry_param(fs, &st, &e);
+	f2fs_fuse_casefold_entry(fs, parent, &e);
 	fuse_reply_entry(req, &e);
 }
 
@@ -314,7 +317,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	err = f2fs_mknod(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), mode, maj, min,
 			 &rc.cred, &st);
 	f2fs_fuse_put_cred(&rc);
-	reply_new_entry(req, fs, err, &st);
+	reply_new_entry(req, fs, parent, err, &st);
 }
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -331,7 +334,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	err = f2fs_mkdir(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), mode, &rc.cred,
 			 &st);
 	f2fs_fuse_put_cred(&rc);
-	reply_new_entry(req, fs, err, &st);
+	reply_new_entry(req, fs, parent, err, &st);
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
@@ -348,7 +351,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	err = f2fs_symlink(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), link, &rc.cred,
 			   &st);
 	f2fs_fuse_put_cred(&rc);
-	reply_new_entry(req, fs, err, &st);
+	reply_new_entry(req, fs, parent, err, &st);
 }
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
@@ -362,7 +365,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		return;
 	err = f2fs_link(fs->sb, f2fs_fuse_nid(fs, ino), f2fs_fuse_nid(fs, newparent), newname,
 			strlen(newname), &st);
-	reply_new_entry(req, fs, err, &st);
+	reply_new_entry(req, fs, newparent, err, &st);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -429,6 +432,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return;
 	}
 	fill_entry_param(fs, &st, &e);
+	f2fs_fuse_casefold_entry(fs, parent, &e);
 	f2fs_fuse_set_open_flags(fs, st.ino, fi);
 	/* An interrupted create leaves no file handle for release to drop. */
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)

@@ -214,6 +214,11 @@ void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino);
  * serve the reads that waits on (file.c). */
 void f2fs_fuse_drop_cached_range(struct f2fs_fuse *fs, fuse_ino_t ino, off_t off, size_t len);
 
+/* casefold.c: names in casefolded directories are not cached by spelling */
+void f2fs_fuse_casefold_entry(struct f2fs_fuse *fs, fuse_ino_t parent,
+			      struct fuse_entry_param *e);
+bool f2fs_fuse_casefold_may_cache_absence(const struct f2fs_fuse *fs);
+
 /* Reply with a negative errno from the core (anything >= 0 becomes EIO). */
 void f2fs_fuse_reply_err(fuse_req_t req, long err);
 
