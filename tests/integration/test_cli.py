@@ -162,21 +162,3 @@ def test_uid_gid_umask_options(mount, fixture_image):
         assert st.st_mode & 0o7777 == 0o640          # 0644 on disk
 
 
-def test_casefold_image_refused(f2fs_fuse, tmp_path):
-    """Casefolded filesystems are not supported: refused with a message
-    naming the feature, not mounted with wrong name lookups."""
-    img = tmp_path / "cf.img"
-    with open(img, "wb") as f:
-        f.truncate(128 << 20)
-    fsutil.run(["mkfs.f2fs", "-f", "-O", "casefold", "-C", "utf8", img], check=True)
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    r = _run([f2fs_fuse, "-f", "-o", "ro", str(img), str(mnt)])
-    try:
-        _no_sanitizer(r)
-        assert r.returncode != 0
-        assert "casefold" in r.stderr + r.stdout
-        assert not fsutil.is_fuse_mount(mnt)
-    finally:
-        if fsutil.is_fuse_mount(mnt):
-            fsutil.run(["fusermount3", "-u", "-z", str(mnt)])
