@@ -304,3 +304,68 @@ def test_unknown_encoding_refused(f2fs_fuse, tmp_path):
     assert r.returncode != 0
     assert "encoding 7" in (r.stdout or "") + (r.stderr or "")
     assert not fsutil.is_fuse_mount(mnt)
+
+
+# ---------------------------------------------------------------- + encryption
+
+ENC_NAMES = [n for n in NAMES if n[0] not in ("中文名字",)] + [("L" * 200, ["l" * 200])]
+
+
+def test_casefold_encrypted(cfimage, fixtures_dir, f2fs_fuse):
+    """Encrypted and casefolded: SipHash of the folded plaintext as the
+    hash; other spellings found with the key, no-key names without it
+    (listed and looked up), roll-forward with the hash kept in i_name."""
+    from test_keys import Ctl, key_bytes
+    ctl = Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
+    raw = key_bytes(os.path.join(fixtures_dir, "crypt.key"))
+    img = cfimage(extra=",encrypt")
+    p = img.mount(options=("checkpoint_interval=3600",))
+    assert ctl.out("add_key", p, input=raw) == KEY_ID + "\n"
+    d = os.path.join(p, "media")
+    os.mkdir(d)
+    ctl.out("set_policy", KEY_ID, d)
+    setflags(d, getflags(d) | FS_CASEFOLD_FL)
+    assert getflags(d) & (FS_CASEFOLD_FL | 0x800) == FS_CASEFOLD_FL | 0x800
+    for i, (name, _) in enumerate(ENC_NAMES):
+        write_file(os.path.join(d, name), blob(50 + i, i))
+    os.mkdir(os.path.join(d, "DCIM"))
+    write_file(os.path.join(d, "dcim", "IMG_0001.JPG"), b"jpeg")
+    many = ["Picture-%03d.PNG" % i for i in range(150)]
+    for n in many:
+        write_file(os.path.join(d, "DCIM", n), n.encode())
+    check_spellings(d, ENC_NAMES)
+    for n in many[::10]:
+        assert os.stat(os.path.join(d, "dcim", n.lower())).st_size == len(n)
+    img.unmount()
+    # a file fsync()ed after the checkpoint: roll-forward without the key
+    p = img.mount(options=("checkpoint_interval=3600",))
+    ctl.out("add_key", p, input=raw)
+    fd = os.open(os.path.join(p, "media", "Synced.Name"), os.O_RDWR | os.O_CREAT, 0o644)
+    os.write(fd, b"synced")
+    os.fsync(fd)
+    os.close(fd)
+    img.crash()
+    p = img.mount()
+    listed = os.listdir(os.path.join(p, "media"))        # no key: no-key names
+    assert len(listed) == len(ENC_NAMES) + 2
+    assert not set(listed) & {n for n, _ in ENC_NAMES}
+    for n in listed:
+        os.lstat(os.path.join(p, "media", n))             # each no-key name looks up
+    ctl.out("add_key", p, input=raw)
+    d = os.path.join(p, "media")
+    assert sorted(os.listdir(d)) == sorted([n for n, _ in ENC_NAMES] + ["DCIM", "Synced.Name"])
+    check_spellings(d, ENC_NAMES)
+    with open(os.path.join(d, "SYNCED.name"), "rb") as f:
+        assert f.read() == b"synced"
+    # unlink and rename by other spellings
+    os.unlink(os.path.join(d, "HELLO.txt"))
+    os.rename(os.path.join(d, "straße"), os.path.join(d, "Renamed"))
+    assert os.path.exists(os.path.join(d, "RENAMED"))
+    assert err(os.stat, os.path.join(d, "STRASSE")) == errno.ENOENT
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount(ro=True)
+    ctl.out("add_key", p, input=raw)
+    assert os.path.exists(os.path.join(p, "media", "renamed"))
+    assert os.path.exists(os.path.join(p, "media", "dcim", "picture-149.png"))
+    img.unmount()
