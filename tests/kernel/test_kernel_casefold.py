@@ -1,0 +1,166 @@
+"""Casefolded directories, both ways: f2fs-fuse and the kernel's f2fs (the
+Debian 6.1 kernel under qemu) must give the same answer for every spelling
+of every name, whoever created it, in a casefolded directory and in one
+that is casefolded and encrypted.
+
+f2fs-fuse creates names from many scripts (mkfs.f2fs -O casefold -C utf8,
+chattr +F, f2fs-fusectl set_policy); the kernel looks each one up by other
+spellings (case, NFC/NFD, full foldings, ignorables, mark order, and some
+that must not match) and reports the inode or errno of each; the kernel
+then creates names of its own, unlinks one of f2fs-fuse's by another
+spelling and makes a casefolded directory; f2fs-fuse reads all of it and
+must answer every probe exactly as the kernel did.  fsck.f2fs between the
+steps, whose own folding checks every hash it can compute.
+"""
+import hashlib
+import os
+import sys
+import unicodedata
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "integration"))
+sys.path.insert(0, os.path.join(HERE, "guest"))
+sys.path.insert(0, HERE)
+
+import fsutil  # noqa: E402
+import run_guest as G  # noqa: E402
+import casefold_guest as CG  # noqa: E402
+from test_kernel import MiB, assert_guest_ok, f2fs_fuse, guest  # noqa: E402,F401
+
+KEY = hashlib.sha512(b"f2fs-fuse kernel casefold test key").digest()
+FEATURES = "extra_attr,inode_checksum,sb_checksum,flexible_inline_xattr,encrypt,casefold"
+
+NFD = lambda s: unicodedata.normalize("NFD", s)   # noqa: E731
+NFC = lambda s: unicodedata.normalize("NFC", s)   # noqa: E731
+
+# created by f2fs-fuse
+HOST_NAMES = [
+    "Hello.TXT", "Straße", "Café-NFC", NFD("Café-NFD"), "Ελληνικά", "Σίσυφος",
+    "Кириллица", "Ǆemal", "ＡＢＣ-fullwidth", "İstanbul", "Å-ring", "\u212b-angstrom",
+    "\u212a-kelvin", "ﬁle", "한국어", "中文名字", "emoji-😀", "Ⴀ-georgian", "zero\u200bwidth",
+    "Ꭰ-cherokee", "Աբգ-armenian", "Ⰰ-glagolitic", "𐐀-deseret", "𞤀-adlam", "𐒰-osage",
+    "Ấ-vietnamese", "\u05e9\u05b8\u05c1-hebrew", "ŉ-napostrophe", "ǰ-jcaron", "ᾈ-iota",
+    "\ua7c7-new-in-13", "Name-%s" % ("x" * 200),
+]
+# created by the kernel
+KERNEL_NAMES = [
+    "Kernel-Ünïcödé", "ΚΕΡΝΕΛ-Ωμέγα", "Привет-МИР", "Ǳ-digraph", "ΐ-dialytika", "ﬀ-ligature",
+    "Ⓐ-circled", "𐲀-hungarian", "𑢠-warang", "𖹀-medefaidrin", "Ⲁ-coptic",
+    "\u05e9\u05c1\u05b8-marks", NFD("Ỗ-stack"), "ẞ-capital-sharp", "soft\u00adhyphen",
+]
+
+
+def spellings(name):
+    """Other spellings to probe: most must reach the name, a few must not."""
+    out = {name.upper(), name.lower(), name.swapcase(), NFD(name), NFC(name),
+           NFD(name.upper()), NFC(name.lower()), name.casefold(),
+           name.replace("\u200b", ""), name.replace("\u00ad", "")}
+    out.discard(name)
+    out = sorted(s for s in out if len(s.encode()) <= 255)
+    # the last two must miss
+    return [name] + out + [name[:-1], name + "x"]
+
+
+def probe_lines(names):
+    return "".join("\t".join(s.encode().hex() for s in spellings(n)) + "\n" for n in names)
+
+
+def hexlines(names):
+    return "".join(n.encode().hex() + "\n" for n in names)
+
+
+def guest_script():
+    return """set -e
+. lib/ktest.sh
+kmount
+python3 -m ktest_guest add-key $MNT cf.key >$KTEST_OUT/keyid
+for d in cf media; do
+	python3 casefold_guest.py probe $MNT/$d host.probes >$KTEST_OUT/$d.host.probed
+	python3 casefold_guest.py create $MNT/$d kernel.names
+	python3 casefold_guest.py probe $MNT/$d kernel.probes >$KTEST_OUT/$d.kernel.probed
+	python3 casefold_guest.py unlink $MNT/$d {gone}
+	python3 casefold_guest.py list $MNT/$d >$KTEST_OUT/$d.list
+done
+python3 casefold_guest.py casefold $MNT/kdir
+python3 casefold_guest.py create $MNT/kdir kernel.names
+kumount
+""".format(gone="HELLO.txt".encode().hex())
+
+
+def same_inode_answers(text):
+    """Rows of inode answers; the first is the name itself."""
+    return [row.split("\t") for row in text.splitlines()]
+
+
+def test_casefold_both_ways(guest, f2fs_fuse, tmp_path):
+    from test_keys import Ctl
+    ctl = Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
+    image = str(tmp_path / "cf.img")
+    with open(image, "wb") as f:
+        f.truncate(256 * MiB)
+    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, "-C", "utf8", image], check=True)
+    files = {"cf.key": KEY, "host.probes": probe_lines(HOST_NAMES),
+             "kernel.probes": probe_lines(KERNEL_NAMES), "kernel.names": hexlines(KERNEL_NAMES),
+             "casefold_guest.py": open(os.path.join(HERE, "guest", "casefold_guest.py")).read()}
+    for n, t in files.items():
+        if n.endswith((".probes", ".names")):
+            (tmp_path / n).write_text(t)
+    host_names = tmp_path / "host.names"
+    host_names.write_text(hexlines(HOST_NAMES))
+
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw",)) as m:
+        key_id = ctl.out("add_key", m.path, input=KEY).strip()
+        CG.casefold(os.path.join(m.path, "cf"))
+        media = os.path.join(m.path, "media")
+        os.mkdir(media)
+        ctl.out("set_policy", key_id, media)
+        CG.casefold(os.path.join(media, "x"))      # a casefolded subdirectory...
+        os.rmdir(os.path.join(media, "x"))
+        os.rmdir(media)
+        os.mkdir(media)                            # ...and +F on the encrypted one
+        ctl.out("set_policy", key_id, media)
+        import fcntl, struct                       # noqa: E401
+        fd = os.open(media, os.O_RDONLY)
+        buf = bytearray(8)
+        fcntl.ioctl(fd, CG.FS_IOC_GETFLAGS, buf)
+        fl = struct.unpack("<q", bytes(buf))[0] | CG.FS_CASEFOLD_FL
+        fcntl.ioctl(fd, CG.FS_IOC_SETFLAGS, bytearray(struct.pack("<q", fl)))
+        os.close(fd)
+        host_probed = {}
+        for d in ("cf", "media"):
+            CG.create(os.fsencode(os.path.join(m.path, d)), str(host_names))
+            host_probed[d] = CG.probe(os.fsencode(os.path.join(m.path, d)),
+                                      str(tmp_path / "host.probes"))
+    fsutil.fsck_check(image)
+
+    r = G.run(guest_script(), [image], files=files)
+    assert_guest_ok(r, "the kernel probes and adds casefolded names")
+    assert r.text("keyid").strip() == key_id
+    for d in ("cf", "media"):
+        # the kernel answers every spelling of f2fs-fuse's names as f2fs-fuse did
+        assert r.text(d + ".host.probed") == host_probed[d], d
+        # and the answers are the expected ones: every spelling but the last
+        # two finds the name, except that a letter newer than Unicode 12.1.0
+        # has no folding (U+A7C7's lower case U+A7C8 is another name)
+        rows = same_inode_answers(host_probed[d])
+        missed = [(HOST_NAMES[i], row) for i, row in enumerate(rows)
+                  if set(row[1:-2]) - {row[0]} or set(row[-2:]) != {"-2"}]
+        assert [n for n, _ in missed] == ["\ua7c7-new-in-13"], "%s: %s" % (d, missed)
+    fsutil.fsck_check(image)
+
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", ("rw",)) as m:
+        ctl.out("add_key", m.path, input=KEY)
+        for d in ("cf", "media"):
+            top = os.fsencode(os.path.join(m.path, d))
+            assert CG.probe(top, str(tmp_path / "kernel.probes")) == \
+                r.text(d + ".kernel.probed"), d
+            assert CG.listdir(top) == r.text(d + ".list"), d
+            assert not os.path.exists(os.path.join(m.path, d, "hello.txt"))
+            # names the kernel wrote read back with the kernel's content
+            for n in KERNEL_NAMES:
+                with open(os.path.join(m.path, d, n.upper()), "rb") as f:
+                    assert f.read() == n.encode(), n
+        kdir = os.path.join(m.path, "kdir")
+        assert CG.listdir(os.fsencode(kdir)) == hexlines(sorted(KERNEL_NAMES, key=str.encode))
+        assert os.path.exists(os.path.join(kdir, "привет-мир"))
+    fsutil.fsck_check(image)
