@@ -164,3 +164,103 @@ def test_casefold_both_ways(guest, f2fs_fuse, tmp_path):
         assert CG.listdir(os.fsencode(kdir)) == hexlines(sorted(KERNEL_NAMES, key=str.encode))
         assert os.path.exists(os.path.join(kdir, "привет-мир"))
     fsutil.fsck_check(image)
+
+
+# ---------------------------------------------------------------- roll-forward
+
+SYNCED_FUSE = ["Synced-By-FUSE.Txt", "Straße-fsync", "Ελληνικά-fsync", "L" * 200]
+SYNCED_KERNEL = ["Synced-By-Kernel.TXT", "Ωμέγα-fsync", "K" * 200]
+
+GUEST_RECOVERY = """set -e
+. lib/ktest.sh
+kmount
+python3 -m ktest_guest add-key $MNT cf.key >$KTEST_OUT/keyid
+for d in media cf; do
+	python3 casefold_guest.py probe $MNT/$d fuse.probes >$KTEST_OUT/$d.fuse.probed
+	python3 casefold_guest.py fsync $MNT/$d kernel.names
+done
+dmesg >$KTEST_OUT/dmesg-before-crash
+kcrash
+"""
+
+
+def set_casefold(path):
+    import fcntl
+    import struct
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buf = bytearray(8)
+        fcntl.ioctl(fd, CG.FS_IOC_GETFLAGS, buf)
+        fl = struct.unpack("<q", bytes(buf))[0] | CG.FS_CASEFOLD_FL
+        fcntl.ioctl(fd, CG.FS_IOC_SETFLAGS, bytearray(struct.pack("<q", fl)))
+    finally:
+        os.close(fd)
+
+
+def test_casefold_recovery_both_ways(guest, f2fs_fuse, tmp_path):
+    """Names fsync()ed in casefolded (and encrypted + casefolded) directories
+    after the last checkpoint: the kernel's roll-forward relinks those
+    f2fs-fuse wrote, f2fs-fuse's those the kernel wrote.  Recovery runs
+    without the key, so the hash of an encrypted + casefolded name comes
+    from after the name in i_name, where the other driver put it (a 200-byte
+    name leaves room for it)."""
+    from test_keys import Ctl
+    ctl = Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
+    image = str(tmp_path / "cfr.img")
+    with open(image, "wb") as f:
+        f.truncate(128 * MiB)
+    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, "-C", "utf8", image], check=True)
+    (tmp_path / "fuse.names").write_text(hexlines(SYNCED_FUSE))
+    (tmp_path / "kernel.probes").write_text(probe_lines(SYNCED_KERNEL))
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw",)) as m:
+        key_id = ctl.out("add_key", m.path, input=KEY).strip()
+        CG.casefold(os.path.join(m.path, "cf"))
+        media = os.path.join(m.path, "media")
+        os.mkdir(media)
+        ctl.out("set_policy", key_id, media)
+        set_casefold(media)
+    # fsync()ed names, then SIGKILL: no checkpoint after them
+    m = fsutil.Mount(f2fs_fuse, image, tmp_path / "mnt2", ("rw", "checkpoint_interval=3600"))
+    m.start()
+    try:
+        ctl.out("add_key", m.path, input=KEY)
+        for d in ("cf", "media"):
+            CG.create(os.fsencode(os.path.join(m.path, d)), str(tmp_path / "fuse.names"),
+                      sync=True)
+    finally:
+        m._kill()
+    # read-only, nothing is recovered: the names are in fsync()ed nodes only
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt-ro", ("ro", "norecovery")) as m:
+        for d in ("cf", "media"):
+            assert os.listdir(os.path.join(m.path, d)) == [], d
+
+    files = {"cf.key": KEY, "fuse.probes": probe_lines(SYNCED_FUSE),
+             "kernel.names": hexlines(SYNCED_KERNEL),
+             "casefold_guest.py": open(os.path.join(HERE, "guest", "casefold_guest.py")).read()}
+    r = G.run(GUEST_RECOVERY, [image], files=files)
+    assert r.ok, r.summary()
+    bad = G.dmesg_f2fs_errors(r.text("dmesg-before-crash"))
+    assert not bad, bad
+    for d in ("cf", "media"):
+        rows = same_inode_answers(r.text(d + ".fuse.probed"))
+        assert len(rows) == len(SYNCED_FUSE)
+        for n, row in zip(SYNCED_FUSE, rows):
+            assert int(row[0]) > 0 and set(row[1:-2]) <= {row[0]}, (d, n, row)
+
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt3", ("rw",)) as m:
+        ctl.out("add_key", m.path, input=KEY)
+        for d in ("cf", "media"):
+            top = os.fsencode(os.path.join(m.path, d))
+            rows = same_inode_answers(CG.probe(top, str(tmp_path / "kernel.probes")))
+            for n, row in zip(SYNCED_KERNEL, rows):
+                assert int(row[0]) > 0 and set(row[1:-2]) <= {row[0]}, (d, n, row)
+            assert sorted(os.listdir(os.path.join(m.path, d))) == \
+                sorted(SYNCED_FUSE + SYNCED_KERNEL)
+            for n in SYNCED_FUSE + SYNCED_KERNEL:
+                with open(os.path.join(m.path, d, n.swapcase()), "rb") as f:
+                    assert f.read() == n.encode(), (d, n)
+    # relinked by roll-forward, not found in a checkpoint: all of them, the
+    # encrypted ones with the hash the kernel kept after their names
+    relinked = m.stderr().count("recovery: inode")
+    assert relinked == 2 * len(SYNCED_KERNEL), m.stderr()
+    fsutil.fsck_check(image)

@@ -3,6 +3,7 @@ f2fs-fuse mount on the host): the same code asks both drivers.  Names travel
 hex-encoded, one per line, so any bytes survive.
 
   python3 casefold_guest.py create DIR NAMES      create each name (content: the name)
+  python3 casefold_guest.py fsync DIR NAMES       the same, each file fsync()ed
   python3 casefold_guest.py probe DIR PROBES      PROBES lines: NAME<TAB>SPELLING...;
                                                   prints per line the inode of the name
                                                   and of each spelling (or -errno)
@@ -32,11 +33,14 @@ def ino_of(path):
         return str(-e.errno)
 
 
-def create(d, names):
+def create(d, names, sync=False):
     for h in lines(names):
         n = bytes.fromhex(h.decode())
         with open(os.path.join(d, n), "xb") as f:
             f.write(n)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
 
 
 def probe(d, probes):
@@ -65,8 +69,8 @@ def casefold(d):
 
 def main(argv):
     d = os.fsencode(argv[1])
-    if argv[0] == "create":
-        create(d, argv[2])
+    if argv[0] in ("create", "fsync"):
+        create(d, argv[2], argv[0] == "fsync")
     elif argv[0] == "probe":
         sys.stdout.write(probe(d, argv[2]))
     elif argv[0] == "list":
