@@ -87,18 +87,39 @@ kumount
 """.format(gone="HELLO.txt".encode().hex())
 
 
+def fusectl(f2fs_fuse):
+    from test_keys import Ctl
+    return Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
+
+
+def mkfs_casefold(image, size):
+    image = str(image)
+    with open(image, "wb") as f:
+        f.truncate(size)
+    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, "-C", "utf8", image], check=True)
+    return image
+
+
+def casefold_dirs(ctl, top):
+    """cf: casefolded; media: encrypted (v2, KEY), then casefolded.
+    Returns the key identifier."""
+    key_id = ctl.out("add_key", top, input=KEY).strip()
+    CG.casefold(os.path.join(top, "cf"))
+    media = os.path.join(top, "media")
+    os.mkdir(media)
+    ctl.out("set_policy", key_id, media)
+    CG.set_casefold(media)
+    return key_id
+
+
 def same_inode_answers(text):
     """Rows of inode answers; the first is the name itself."""
     return [row.split("\t") for row in text.splitlines()]
 
 
 def test_casefold_both_ways(guest, f2fs_fuse, tmp_path):
-    from test_keys import Ctl
-    ctl = Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
-    image = str(tmp_path / "cf.img")
-    with open(image, "wb") as f:
-        f.truncate(256 * MiB)
-    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, "-C", "utf8", image], check=True)
+    ctl = fusectl(f2fs_fuse)
+    image = mkfs_casefold(tmp_path / "cf.img", 256 * MiB)
     files = {"cf.key": KEY, "host.probes": probe_lines(HOST_NAMES),
              "kernel.probes": probe_lines(KERNEL_NAMES), "kernel.names": hexlines(KERNEL_NAMES),
              "casefold_guest.py": open(os.path.join(HERE, "guest", "casefold_guest.py")).read()}
@@ -109,23 +130,7 @@ def test_casefold_both_ways(guest, f2fs_fuse, tmp_path):
     host_names.write_text(hexlines(HOST_NAMES))
 
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw",)) as m:
-        key_id = ctl.out("add_key", m.path, input=KEY).strip()
-        CG.casefold(os.path.join(m.path, "cf"))
-        media = os.path.join(m.path, "media")
-        os.mkdir(media)
-        ctl.out("set_policy", key_id, media)
-        CG.casefold(os.path.join(media, "x"))      # a casefolded subdirectory...
-        os.rmdir(os.path.join(media, "x"))
-        os.rmdir(media)
-        os.mkdir(media)                            # ...and +F on the encrypted one
-        ctl.out("set_policy", key_id, media)
-        import fcntl, struct                       # noqa: E401
-        fd = os.open(media, os.O_RDONLY)
-        buf = bytearray(8)
-        fcntl.ioctl(fd, CG.FS_IOC_GETFLAGS, buf)
-        fl = struct.unpack("<q", bytes(buf))[0] | CG.FS_CASEFOLD_FL
-        fcntl.ioctl(fd, CG.FS_IOC_SETFLAGS, bytearray(struct.pack("<q", fl)))
-        os.close(fd)
+        key_id = casefold_dirs(ctl, m.path)
         host_probed = {}
         for d in ("cf", "media"):
             CG.create(os.fsencode(os.path.join(m.path, d)), str(host_names))
@@ -184,19 +189,6 @@ kcrash
 """
 
 
-def set_casefold(path):
-    import fcntl
-    import struct
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        buf = bytearray(8)
-        fcntl.ioctl(fd, CG.FS_IOC_GETFLAGS, buf)
-        fl = struct.unpack("<q", bytes(buf))[0] | CG.FS_CASEFOLD_FL
-        fcntl.ioctl(fd, CG.FS_IOC_SETFLAGS, bytearray(struct.pack("<q", fl)))
-    finally:
-        os.close(fd)
-
-
 def test_casefold_recovery_both_ways(guest, f2fs_fuse, tmp_path):
     """Names fsync()ed in casefolded (and encrypted + casefolded) directories
     after the last checkpoint: the kernel's roll-forward relinks those
@@ -204,21 +196,12 @@ def test_casefold_recovery_both_ways(guest, f2fs_fuse, tmp_path):
     without the key, so the hash of an encrypted + casefolded name comes
     from after the name in i_name, where the other driver put it (a 200-byte
     name leaves room for it)."""
-    from test_keys import Ctl
-    ctl = Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
-    image = str(tmp_path / "cfr.img")
-    with open(image, "wb") as f:
-        f.truncate(128 * MiB)
-    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, "-C", "utf8", image], check=True)
+    ctl = fusectl(f2fs_fuse)
+    image = mkfs_casefold(tmp_path / "cfr.img", 128 * MiB)
     (tmp_path / "fuse.names").write_text(hexlines(SYNCED_FUSE))
     (tmp_path / "kernel.probes").write_text(probe_lines(SYNCED_KERNEL))
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw",)) as m:
-        key_id = ctl.out("add_key", m.path, input=KEY).strip()
-        CG.casefold(os.path.join(m.path, "cf"))
-        media = os.path.join(m.path, "media")
-        os.mkdir(media)
-        ctl.out("set_policy", key_id, media)
-        set_casefold(media)
+        casefold_dirs(ctl, m.path)
     # fsync()ed names, then SIGKILL: no checkpoint after them
     m = fsutil.Mount(f2fs_fuse, image, tmp_path / "mnt2", ("rw", "checkpoint_interval=3600"))
     m.start()

@@ -160,5 +160,5 @@ int main(int argc, char **argv)
 				     (const uint8_t *)"strass", 6) == 0, "no match");
 	CHECK(f2fs_utf8_match_folded((const uint8_t *)"x", 1,
 				     (const uint8_t *)"\xff", 1) == -EINVAL, "invalid entry");
-	return check_done("utf8");
+	return check_done("test_utf8");
 }

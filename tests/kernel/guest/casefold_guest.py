@@ -57,6 +57,10 @@ def listdir(d):
 
 def casefold(d):
     os.mkdir(d)
+    set_casefold(d)
+
+
+def set_casefold(d):
     fd = os.open(d, os.O_RDONLY)
     try:
         buf = bytearray(8)
