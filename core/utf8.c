@@ -10,8 +10,9 @@
  * What counts as invalid follows the kernel's trie walk: a sequence that is
  * not the shortest encoding of a code point up to U+10FFFF, a surrogate, a
  * truncated sequence, or a continuation byte as the very first byte.  A
- * stray continuation byte later in the name is passed through as it is, as
- * the kernel's utf8byte() does; a NUL byte ends the name.
+ * stray continuation byte later in the name is passed through, as the
+ * kernel's utf8byte() does (see utf8_emit_ordered); a NUL byte ends the
+ * name.
  */
 #include <string.h>
 
@@ -206,53 +207,87 @@ static int utf8_fold_items(const uint8_t *s, size_t len, struct utf8_item *items
 	return err;
 }
 
-/* Canonical ordering: a stable sort of each run of marks by class. */
-static void utf8_reorder(struct utf8_item *items, size_t n)
+/* Append one item's bytes; -EINVAL once out would leave no room for a NUL. */
+static int emit(const struct utf8_item *it, uint8_t *out, size_t outlen, size_t *o)
 {
-	for (size_t i = 1; i < n; i++) {
-		struct utf8_item it = items[i];
-		size_t j = i;
+	uint8_t buf[4];
+	size_t bl;
 
-		if (!it.ccc)
-			continue;
-		while (j > 0 && items[j - 1].ccc > it.ccc) {
-			items[j] = items[j - 1];
-			j--;
-		}
-		items[j] = it;
+	if (it->kind == ITEM_RAW) {
+		buf[0] = (uint8_t)it->cp;
+		bl = 1;
+	} else {
+		bl = utf8_encode(it->cp, buf);
 	}
+	if (*o + bl >= outlen)
+		return -EINVAL;
+	memcpy(out + *o, buf, bl);
+	*o += bl;
+	return 0;
+}
+
+/*
+ * Canonical ordering, by the passes the kernel's utf8byte() makes: a run
+ * of marks (class > 0) up to the next starter, ignorable or the end is
+ * walked once to find its lowest class, then once per class, each pass
+ * emitting the marks of that class in order.  For UTF-8 this is a stable
+ * sort by class.  A stray continuation byte is emitted wherever a walk
+ * meets it, so inside a run once per pass, as the kernel does: such a
+ * name must hash as the kernel hashes it.
+ */
+static int utf8_emit_ordered(const struct utf8_item *items, size_t n, uint8_t *out,
+			     size_t outlen)
+{
+	size_t i = 0, o = 0;
+	int err = 0;
+
+	while (i < n && !err) {
+		size_t start, end;
+		int cur = -1;
+
+		if (items[i].kind != ITEM_CP || items[i].ccc == 0) {
+			if (items[i].kind != ITEM_BOUNDARY)
+				err = emit(&items[i], out, outlen, &o);
+			i++;
+			continue;
+		}
+		start = i;
+		for (end = start; end < n; end++)
+			if (items[end].kind == ITEM_BOUNDARY ||
+			    (items[end].kind == ITEM_CP && items[end].ccc == 0))
+				break;
+		/* pass "-1" only finds the lowest class; each pass finds the next */
+		for (;;) {
+			int following = 256;
+
+			for (size_t k = start; k < end && !err; k++) {
+				int c = items[k].ccc;
+
+				if (items[k].kind == ITEM_RAW || c == cur)
+					err = emit(&items[k], out, outlen, &o);
+				else if (c > cur && c < following)
+					following = c;
+			}
+			if (err || following == 256)
+				break;
+			cur = following;
+		}
+		i = end;
+	}
+	return err ? err : (int)o;
 }
 
 int f2fs_utf8_casefold(const uint8_t *s, size_t len, uint8_t *out, size_t outlen)
 {
 	struct utf8_item items[UTF8_MAX_ITEMS];
-	size_t n, o = 0;
+	size_t n;
 	int err = utf8_fold_items(s, len, items, &n);
 
 	if (err == -ENAMETOOLONG)
 		return -EINVAL;		/* cannot fit outlen, as the kernel's answer */
 	if (err)
 		return err;
-	utf8_reorder(items, n);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t buf[4];
-		size_t bl;
-
-		if (items[i].kind == ITEM_BOUNDARY)
-			continue;
-		if (items[i].kind == ITEM_RAW) {
-			buf[0] = (uint8_t)items[i].cp;
-			bl = 1;
-		} else {
-			bl = utf8_encode(items[i].cp, buf);
-		}
-		/* the kernel needs room for a terminating NUL as well */
-		if (o + bl >= outlen)
-			return -EINVAL;
-		memcpy(out + o, buf, bl);
-		o += bl;
-	}
-	return (int)o;
+	return utf8_emit_ordered(items, n, out, outlen);
 }
 
 int f2fs_utf8_match_folded(const uint8_t *cf, size_t cflen, const uint8_t *s, size_t len)

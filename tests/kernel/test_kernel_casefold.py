@@ -32,6 +32,7 @@ FEATURES = "extra_attr,inode_checksum,sb_checksum,flexible_inline_xattr,encrypt,
 
 NFD = lambda s: unicodedata.normalize("NFD", s)   # noqa: E731
 NFC = lambda s: unicodedata.normalize("NFC", s)   # noqa: E731
+ENC = lambda s: s.encode("utf-8", "surrogateescape")   # noqa: E731
 
 # created by f2fs-fuse
 HOST_NAMES = [
@@ -40,8 +41,12 @@ HOST_NAMES = [
     "\u212a-kelvin", "ﬁle", "한국어", "中文名字", "emoji-😀", "Ⴀ-georgian", "zero\u200bwidth",
     "Ꭰ-cherokee", "Աբգ-armenian", "Ⰰ-glagolitic", "𐐀-deseret", "𞤀-adlam", "𐒰-osage",
     "Ấ-vietnamese", "\u05e9\u05b8\u05c1-hebrew", "ŉ-napostrophe", "ǰ-jcaron", "ᾈ-iota",
-    "\ua7c7-new-in-13", "Name-%s" % ("x" * 200),
+    "\ua7c7-new-in-13", "Name-%s" % ("x" * 200), "a\u0301\u0327-mark-order",
 ]
+# not UTF-8 (bytes as surrogate escapes): a stray continuation byte, which
+# the kernel's folding passes through (inside a run of marks once per pass
+# of its ordering), and a byte no UTF-8 has, which makes the name opaque
+HOST_RAW = ["Mixed\udc80Byte", "A\u0301\udc80\u0327-run", "\u00e9\udc80-tail", "Bad\udcffName"]
 # created by the kernel
 KERNEL_NAMES = [
     "Kernel-Ünïcödé", "ΚΕΡΝΕΛ-Ωμέγα", "Привет-МИР", "Ǳ-digraph", "ΐ-dialytika", "ﬀ-ligature",
@@ -56,17 +61,17 @@ def spellings(name):
            NFD(name.upper()), NFC(name.lower()), name.casefold(),
            name.replace("\u200b", ""), name.replace("\u00ad", "")}
     out.discard(name)
-    out = sorted(s for s in out if len(s.encode()) <= 255)
+    out = sorted(s for s in out if len(ENC(s)) <= 255)
     # the last two must miss
     return [name] + out + [name[:-1], name + "x"]
 
 
 def probe_lines(names):
-    return "".join("\t".join(s.encode().hex() for s in spellings(n)) + "\n" for n in names)
+    return "".join("\t".join(ENC(s).hex() for s in spellings(n)) + "\n" for n in names)
 
 
 def hexlines(names):
-    return "".join(n.encode().hex() + "\n" for n in names)
+    return "".join(ENC(n).hex() + "\n" for n in names)
 
 
 def guest_script():
@@ -120,14 +125,14 @@ def same_inode_answers(text):
 def test_casefold_both_ways(guest, f2fs_fuse, tmp_path):
     ctl = fusectl(f2fs_fuse)
     image = mkfs_casefold(tmp_path / "cf.img", 256 * MiB)
-    files = {"cf.key": KEY, "host.probes": probe_lines(HOST_NAMES),
+    files = {"cf.key": KEY, "host.probes": probe_lines(HOST_NAMES + HOST_RAW),
              "kernel.probes": probe_lines(KERNEL_NAMES), "kernel.names": hexlines(KERNEL_NAMES),
              "casefold_guest.py": open(os.path.join(HERE, "guest", "casefold_guest.py")).read()}
     for n, t in files.items():
         if n.endswith((".probes", ".names")):
             (tmp_path / n).write_text(t)
     host_names = tmp_path / "host.names"
-    host_names.write_text(hexlines(HOST_NAMES))
+    host_names.write_text(hexlines(HOST_NAMES + HOST_RAW))
 
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1", ("rw",)) as m:
         key_id = casefold_dirs(ctl, m.path)
@@ -147,7 +152,7 @@ def test_casefold_both_ways(guest, f2fs_fuse, tmp_path):
         # and the answers are the expected ones: every spelling but the last
         # two finds the name, except that a letter newer than Unicode 12.1.0
         # has no folding (U+A7C7's lower case U+A7C8 is another name)
-        rows = same_inode_answers(host_probed[d])
+        rows = same_inode_answers(host_probed[d])[:len(HOST_NAMES)]
         missed = [(HOST_NAMES[i], row) for i, row in enumerate(rows)
                   if set(row[1:-2]) - {row[0]} or set(row[-2:]) != {"-2"}]
         assert [n for n, _ in missed] == ["\ua7c7-new-in-13"], "%s: %s" % (d, missed)
