@@ -46,11 +46,22 @@ def cp_range(s):
 
 def main():
     ucd, out = sys.argv[1], sys.argv[2]
+    for name in ("DerivedAge.txt", "UnicodeData.txt", "CaseFolding.txt",
+                 "DerivedCoreProperties.txt"):
+        if not os.path.isfile(os.path.join(ucd, name)):
+            sys.exit("mkutf8data.py: %s not found: install the Unicode Character "
+                     "Database (Debian: unicode-data, `make deps`) or set UCD_DIR"
+                     % os.path.join(ucd, name))
     age = {}
     for f in fields(os.path.join(ucd, "DerivedAge.txt")):
         major, minor = (int(x) for x in f[1].split("."))
         for cp in cp_range(f[0]):
             age[cp] = (major, minor)
+
+    # an older database lacks characters the kernel folds
+    if max(age.values()) < MAX_AGE:
+        sys.exit("mkutf8data.py: %s is Unicode %d.%d; %d.%d or newer is needed"
+                 % ((ucd,) + max(age.values()) + MAX_AGE))
 
     def old(cp):
         return cp in age and age[cp] <= MAX_AGE
