@@ -252,3 +252,50 @@ def test_casefold_recovery_both_ways(guest, f2fs_fuse, tmp_path):
     relinked = m.stderr().count("recovery: inode")
     assert relinked == 2 * len(SYNCED_KERNEL), m.stderr()
     fsutil.fsck_check(image)
+
+
+# ---------------------------------------------------------------- strict
+
+STRICT_NAMES = [b"Bad\xffName", b"A\x80-stray", b"\xc0\x80-overlong", b"\xed\xa0\x80-surrogate",
+                b"\xe4\xb8-truncated", "Good-Straße".encode(), b"\x80-first"]
+
+GUEST_STRICT = """set -e
+. lib/ktest.sh
+kmount
+python3 casefold_guest.py casefold $MNT/kcf
+python3 casefold_guest.py try $MNT/kcf strict.names >$KTEST_OUT/kcf.tried
+python3 casefold_guest.py try $MNT/cf strict.probe >$KTEST_OUT/cf.tried
+python3 casefold_guest.py list $MNT/cf >$KTEST_OUT/cf.list
+kumount
+"""
+
+
+def test_casefold_strict_both_ways(guest, f2fs_fuse, tmp_path):
+    """-C utf8:strict: the names each driver refuses (EINVAL) and accepts
+    in a casefolded directory are the same; a stray continuation byte after
+    the first is no error to the kernel's folding, so not to ours."""
+    image = str(tmp_path / "strict.img")
+    with open(image, "wb") as f:
+        f.truncate(128 * MiB)
+    fsutil.run(["mkfs.f2fs", "-f", "-O", "extra_attr,casefold", "-C", "utf8:strict", image],
+               check=True)
+    names = "".join(n.hex() + "\n" for n in STRICT_NAMES)
+    # the kernel tries the accepted ones again by other spellings: all EEXIST
+    again = "".join(n.upper().hex() + "\n" for n in STRICT_NAMES)
+    (tmp_path / "strict.names").write_text(names)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt", ("rw",)) as m:
+        CG.casefold(os.path.join(m.path, "cf"))
+        mine = CG.create(os.fsencode(os.path.join(m.path, "cf")), str(tmp_path / "strict.names"),
+                         tolerant=True)
+        listed = CG.listdir(os.fsencode(os.path.join(m.path, "cf")))
+    assert mine.split() == ["-22", "0", "-22", "-22", "-22", "0", "-22"], mine
+    fsutil.fsck_check(image)
+    files = {"strict.names": names, "strict.probe": again,
+             "casefold_guest.py": open(os.path.join(HERE, "guest", "casefold_guest.py")).read()}
+    r = G.run(GUEST_STRICT, [image], files=files)
+    assert_guest_ok(r, "the kernel in strict mode")
+    assert r.text("kcf.tried") == mine
+    assert r.text("cf.tried").split() == [
+        "-22" if a == "-22" else "-17" for a in mine.split()], r.text("cf.tried")
+    assert r.text("cf.list") == listed
+    fsutil.fsck_check(image)

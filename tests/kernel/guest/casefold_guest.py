@@ -4,6 +4,7 @@ hex-encoded, one per line, so any bytes survive.
 
   python3 casefold_guest.py create DIR NAMES      create each name (content: the name)
   python3 casefold_guest.py fsync DIR NAMES       the same, each file fsync()ed
+  python3 casefold_guest.py try DIR NAMES         the same, printing 0 or -errno per name
   python3 casefold_guest.py probe DIR PROBES      PROBES lines: NAME<TAB>SPELLING...;
                                                   prints per line the inode of the name
                                                   and of each spelling (or -errno)
@@ -33,14 +34,22 @@ def ino_of(path):
         return str(-e.errno)
 
 
-def create(d, names, sync=False):
+def create(d, names, sync=False, tolerant=False):
+    out = []
     for h in lines(names):
         n = bytes.fromhex(h.decode())
-        with open(os.path.join(d, n), "xb") as f:
-            f.write(n)
-            if sync:
-                f.flush()
-                os.fsync(f.fileno())
+        try:
+            with open(os.path.join(d, n), "xb") as f:
+                f.write(n)
+                if sync:
+                    f.flush()
+                    os.fsync(f.fileno())
+            out.append("0")
+        except OSError as e:
+            if not tolerant:
+                raise
+            out.append(str(-e.errno))
+    return "\n".join(out) + "\n"
 
 
 def probe(d, probes):
@@ -75,6 +84,8 @@ def main(argv):
     d = os.fsencode(argv[1])
     if argv[0] in ("create", "fsync"):
         create(d, argv[2], argv[0] == "fsync")
+    elif argv[0] == "try":
+        sys.stdout.write(create(d, argv[2], tolerant=True))
     elif argv[0] == "probe":
         sys.stdout.write(probe(d, argv[2]))
     elif argv[0] == "list":
