@@ -97,11 +97,11 @@ def fusectl(f2fs_fuse):
     return Ctl(os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl"))
 
 
-def mkfs_casefold(image, size):
+def mkfs_casefold(image, size, features=FEATURES, encoding="utf8"):
     image = str(image)
     with open(image, "wb") as f:
         f.truncate(size)
-    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, "-C", "utf8", image], check=True)
+    fsutil.run(["mkfs.f2fs", "-f", "-O", features, "-C", encoding, image], check=True)
     return image
 
 
@@ -274,11 +274,8 @@ def test_casefold_strict_both_ways(guest, f2fs_fuse, tmp_path):
     """-C utf8:strict: the names each driver refuses (EINVAL) and accepts
     in a casefolded directory are the same; a stray continuation byte after
     the first is no error to the kernel's folding, so not to ours."""
-    image = str(tmp_path / "strict.img")
-    with open(image, "wb") as f:
-        f.truncate(128 * MiB)
-    fsutil.run(["mkfs.f2fs", "-f", "-O", "extra_attr,casefold", "-C", "utf8:strict", image],
-               check=True)
+    image = mkfs_casefold(tmp_path / "strict.img", 128 * MiB, "extra_attr,casefold",
+                          "utf8:strict")
     names = "".join(n.hex() + "\n" for n in STRICT_NAMES)
     # the kernel tries the accepted ones again by other spellings: all EEXIST
     again = "".join(n.upper().hex() + "\n" for n in STRICT_NAMES)
