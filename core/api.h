@@ -266,11 +266,16 @@ int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st);
  * on, the filesystem's size and free space shrink to the project's limits. */
 void f2fs_quota_statfs_project(struct f2fs_sb *sb, uint32_t ino, struct f2fs_statfs *st);
 
-/* I/O statistics by request size: 4K, 8K, 16K, ... 256K, (256K,512K), >=512K */
+/*
+ * I/O statistics by request size: 4K, 8K, 16K, ... 256K, (256K,512K), >=512K;
+ * per bucket the number of requests and the bytes they carried (a few large
+ * requests can move most of the bytes while small ones dominate the count).
+ */
 #define F2FS_IO_BUCKETS 9
 struct f2fs_io_stats {
 	uint64_t reads, read_bytes, writes, write_bytes, flushes;
 	uint64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
+	uint64_t read_hist_bytes[F2FS_IO_BUCKETS], write_hist_bytes[F2FS_IO_BUCKETS];
 	uint64_t cache_hits, cache_misses;
 	uint64_t checkpoints, gc_runs, gc_sections, gc_data_blocks, gc_node_blocks;
 	uint64_t ssr_segments;

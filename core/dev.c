@@ -55,6 +55,7 @@ struct f2fs_dev {
 
 	atomic_uint_fast64_t reads, read_bytes, writes, write_bytes, flushes;
 	atomic_uint_fast64_t read_hist[F2FS_IO_BUCKETS], write_hist[F2FS_IO_BUCKETS];
+	atomic_uint_fast64_t read_hist_bytes[F2FS_IO_BUCKETS], write_hist_bytes[F2FS_IO_BUCKETS];
 };
 
 static const char *const bucket_names[F2FS_IO_BUCKETS] = {
@@ -496,10 +497,12 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 		atomic_fetch_add(&dev->writes, 1);
 		atomic_fetch_add(&dev->write_bytes, total);
 		atomic_fetch_add(&dev->write_hist[io_bucket(total)], 1);
+		atomic_fetch_add(&dev->write_hist_bytes[io_bucket(total)], total);
 	} else {
 		atomic_fetch_add(&dev->reads, 1);
 		atomic_fetch_add(&dev->read_bytes, total);
 		atomic_fetch_add(&dev->read_hist[io_bucket(total)], 1);
+		atomic_fetch_add(&dev->read_hist_bytes[io_bucket(total)], total);
 	}
 	return 0;
 }
@@ -538,6 +541,8 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
 	for (int i = 0; i < F2FS_IO_BUCKETS; i++) {
 		st->read_hist[i] = atomic_load(&dev->read_hist[i]);
 		st->write_hist[i] = atomic_load(&dev->write_hist[i]);
+		st->read_hist_bytes[i] = atomic_load(&dev->read_hist_bytes[i]);
+		st->write_hist_bytes[i] = atomic_load(&dev->write_hist_bytes[i]);
 	}
 }
 

@@ -108,9 +108,13 @@ void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs)
 		      (unsigned long long)st.checkpoints, (unsigned long long)st.gc_runs,
 		      (unsigned long long)st.gc_sections, (unsigned long long)st.gc_data_blocks,
 		      (unsigned long long)st.gc_node_blocks, (unsigned long long)st.ssr_segments);
-	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12s %12s", "size", "reads", "writes");
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12s %12s %15s %15s", "size", "reads", "writes",
+		      "read bytes", "write bytes");
 	for (int b = 0; b < F2FS_IO_BUCKETS; b++)
-		f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12llu %12llu", f2fs_io_bucket_name(b),
+		f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12llu %12llu %15llu %15llu",
+			      f2fs_io_bucket_name(b),
 			      (unsigned long long)st.read_hist[b],
-			      (unsigned long long)st.write_hist[b]);
+			      (unsigned long long)st.write_hist[b],
+			      (unsigned long long)st.read_hist_bytes[b],
+			      (unsigned long long)st.write_hist_bytes[b]);
 }

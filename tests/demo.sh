@@ -114,7 +114,7 @@ tour_unmount() {
     # the statistics without the "f2fs-fuse: IMAGE: " prefix and the sizes never used
     echo "   I/O statistics of this mount (-o io_stats; before its final checkpoint):"
     sed -n 's/^[^:]*: [^:]*:  *//p' "$TREE/daemon.log" \
-        | awk 'NF == 3 && $2 == "0" && $3 == "0" { next } /^I\/O statistics/ { next } { print "     " $0 }'
+        | awk '(NF == 3 || NF == 5) && $2 == "0" && $3 == "0" { next } /^I\/O statistics/ { next } { print "     " $0 }'
 }
 
 # ---- 2. writing: a key, an encrypted directory, a big file ----

@@ -160,26 +160,34 @@ def io_bucket_key(name):
 
 
 def io_stats(path):
-    """The write column of the last -o io_stats table in LOG, as lines
-    "iow_<bucket> COUNT", plus "iow_bytes" and "iow_count"."""
+    """The write columns of the last -o io_stats table in LOG, as lines
+    "iow_<bucket> COUNT" and, from binaries that print bytes per size,
+    "iowb_<bucket> BYTES"; plus "iow_bytes", "iow_count" and "iow_flushes"."""
     hist = {}
+    hbytes = {}
     totals = None
-    row = re.compile(r":\s+([<>=]*\d+K)\s+(\d+)\s+(\d+)\s*$")
+    # size, reads, writes[, read bytes, write bytes]
+    row = re.compile(r":\s+([<>=]*\d+K)\s+(\d+)\s+(\d+)(?:\s+(\d+)\s+(\d+))?\s*$")
     tot = re.compile(r"reads (\d+) \((\d+) bytes\), writes (\d+) \((\d+) bytes\), flushes (\d+)")
     with open(path, errors="replace") as f:
         for line in f:
             m = tot.search(line)
             if m:
-                hist = {}
+                hist, hbytes = {}, {}
                 totals = (int(m.group(3)), int(m.group(4)), int(m.group(5)))
                 continue
             m = row.search(line)
             if m and m.group(1) in IO_BUCKETS:
                 hist[m.group(1)] = int(m.group(3))
+                if m.group(5) is not None:
+                    hbytes[m.group(1)] = int(m.group(5))
     if totals is None:
         return
     for b in IO_BUCKETS:
         print("iow_%s %d" % (io_bucket_key(b), hist.get(b, 0)))
+    if hbytes:
+        for b in IO_BUCKETS:
+            print("iowb_%s %d" % (io_bucket_key(b), hbytes.get(b, 0)))
     print("iow_count %d" % totals[0])
     print("iow_bytes %d" % totals[1])
     print("iow_flushes %d" % totals[2])

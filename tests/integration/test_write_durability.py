@@ -127,18 +127,27 @@ def test_orphan_freed_after_crash(rwimage):
 
 
 def test_io_stats_option(rwimage):
-    """-o io_stats prints the counts at unmount; 1 MiB writes reach the core
-    whole (max_write), so they show as large device writes."""
+    """-o io_stats prints the counts and bytes by request size at unmount;
+    1 MiB writes reach the core whole (max_write), so they show as large
+    device writes, and the bytes of each bucket lie within its sizes."""
     img = rwimage(options=("io_stats",))
     p = img.mount()
     write_file(os.path.join(p, "f"), blob(4 * MiB, 1))
     m = img.unmount()
     out = m.stderr()
     assert "I/O statistics" in out, out
-    for word in ("reads", "writes", "4K", ">=512K"):
+    for word in ("reads", "writes", "write bytes", "4K", ">=512K"):
         assert word in out, out
-    big = [ln.split() for ln in out.splitlines() if ln.split()[-3:-2] == [">=512K"]]
-    assert big and int(big[0][-1]) >= 3, out
+    # "size reads writes read-bytes write-bytes" after the log prefix
+    rows = {f[-5]: [int(v) for v in f[-4:]] for f in (ln.split() for ln in out.splitlines())
+            if len(f) >= 5 and re.fullmatch(r"[<>=]*\d+K", f[-5])}
+    assert ">=512K" in rows and "4K" in rows, out
+    _, writes, _, wbytes = rows[">=512K"]
+    assert writes >= 3 and wbytes >= writes * 512 * 1024, out
+    _, writes4k, _, wbytes4k = rows["4K"]
+    assert wbytes4k <= writes4k * 4096, out
+    m = re.search(r"writes (\d+) \((\d+) bytes\)", out)
+    assert m and sum(r[3] for r in rows.values()) == int(m.group(2)), out
     fsutil.fsck_check(img.image)
 
 
