@@ -11,6 +11,8 @@
 #                   crash states, each mounted, checked and fsck'ed
 #   make bench      benchmarks (results go to docs/benchmarks.md)
 #   make bench-meta small-file metadata benchmark (docs/benchmarks-meta.md)
+#   make bench-writeback  the 8-job O_SYNC writeback benchmark, peers, an
+#                   IOPS-limited device (docs/benchmarks.md; QUICK=1: smoke)
 #   make fstests    fstests' quick group against the mount, needs root
 #                   (FSTESTS_ARGS="-g auto"; results: docs/conformance.md)
 #   make test-fresh make demo and make test-unit as the first commands on a
@@ -194,6 +196,15 @@ fstests: all
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@tests/bench/run.sh $(abspath $(BUILD)/f2fs-fuse)
+
+# the 8-job O_SYNC writeback benchmark with its peers (root; QUICK=1 for a
+# short smoke; F2FS_FUSE=PATH another binary, BENCH_VARIANTS="NAME=PATH ..."
+# more binaries in the same run)
+.PHONY: bench-writeback
+bench-writeback: deps
+	@$(MAKE) --no-print-directory all
+	@BENCH_GROUPS=writeback BENCH_QUICK=$(QUICK) \
+		tests/bench/run.sh $(abspath $(or $(F2FS_FUSE),$(BUILD)/f2fs-fuse))
 
 # small files side by side with kernel ext4 and fuse2fs (root; not part of test)
 .PHONY: bench-meta

@@ -13,6 +13,11 @@
 # fio on the scratch disk.
 # Encryption (group "crypto", tests/bench/crypto.sh): AES-256-XTS of the
 # crypto layer vs openssl speed; encrypted vs plain directory through the mount.
+# Writeback (group "writeback", tests/bench/writeback.sh, make bench-writeback;
+# not in the default groups, needs root): the 8-job O_SYNC job on encrypted and
+# plain files for each -o serialize_io mode, buffered and -o direct, with
+# kernel ext4, fuse2fs and raw O_SYNC writes as peers; device write sizes;
+# an IOPS-limited device; its own section of the doc.
 #
 # Usage: tests/bench/run.sh /abs/path/to/f2fs-fuse   (what `make bench` runs)
 #
@@ -23,7 +28,8 @@
 #                      time-based jobs); prints results but leaves the doc alone
 #   BENCH_RUNS=N       runs per measurement (default 3; the median is reported)
 #   BENCH_GROUPS=LIST  which groups to run (default "read write crypto"); a
-#                      run of fewer groups never writes the doc
+#                      run of fewer groups never writes the doc (except
+#                      "writeback", which writes only its own section)
 #   BENCH_DOC=FILE     where the full run writes its results
 #                      (default docs/benchmarks.md)
 #   BENCH_REBUILD=1    rebuild the images even if cached ones exist
@@ -95,6 +101,7 @@ mount_dev() {                    # MNT -> "major:minor" of the mount, or fail
 is_mounted() { mount_dev "$1" >/dev/null; }
 
 declare -A DAEMON=()             # mount point -> daemon pid
+WRAP=()                          # a command the f2fs-fuse daemon is started under
 STRACE_PID=
 
 unmount() {
@@ -130,7 +137,7 @@ mount_fs() {
     local kind=$1 img=$2 mnt=$3 pid i
     unmount "$mnt"
     case $kind in
-        f2fs) "$BIN" -f -o "${MOUNT_OPTS:-ro}" "$img" "$mnt" >>"$WORK/f2fs-fuse.log" 2>&1 & ;;
+        f2fs) "${WRAP[@]}" "$BIN" -f -o "${MOUNT_OPTS:-ro}" "$img" "$mnt" >>"$WORK/f2fs-fuse.log" 2>&1 & ;;
         ext4) fuse2fs -f -o "${MOUNT_OPTS:-ro}" "$img" "$mnt" >>"$WORK/fuse2fs.log" 2>&1 & ;;
     esac
     pid=$!
@@ -508,6 +515,7 @@ fi
 
 . "$HERE/writes.sh"
 if want crypto; then . "$HERE/crypto.sh"; fi
+if want writeback; then . "$HERE/writeback.sh"; fi
 rm -f "$WIMG_F2FS" "$WIMG_EXT4"            # made afresh by every write measurement
 
 
@@ -536,10 +544,22 @@ read -r l1 l5 l15 _ </proc/loadavg
 info load "at the end $l1 / $l5 / $l15"
 
 echo
-if [ "$QUICK" = 1 ] || [ "$GROUPS_RUN" != "read write crypto" ]; then
-    "${UTIL[@]}" render "$RESULTS" "$INFO"
-    log "quick or partial run: $DOC left unchanged"
-else
-    "${UTIL[@]}" render "$RESULTS" "$INFO" "$DOC"
-    log "results written to $DOC"
+if want read || want write || want crypto; then
+    if [ "$QUICK" = 1 ] || [ "$GROUPS_RUN" != "read write crypto" ]; then
+        "${UTIL[@]}" render "$RESULTS" "$INFO"
+        log "quick or partial run: $DOC left unchanged"
+    else
+        "${UTIL[@]}" render "$RESULTS" "$INFO" "$DOC"
+        log "results written to $DOC"
+    fi
+fi
+if want writeback; then
+    # Its own section of the doc, between its markers; a quick run prints.
+    if [ "$QUICK" = 1 ]; then
+        "${UTIL[@]}" render-writeback "$RESULTS" "$INFO"
+        log "quick run: $DOC left unchanged"
+    else
+        "${UTIL[@]}" render-writeback "$RESULTS" "$INFO" "$DOC"
+        log "writeback results written to $DOC"
+    fi
 fi

@@ -96,7 +96,78 @@ io_hist() {
     done < <("${UTIL[@]}" io-stats "$2")
 }
 
-if want write; then
+# The rows, each over the kinds in WKINDS ($RUNS x, interleaved).  The f2fs
+# results are keyed f2fs$WTAG, so another binary's rows (BIN=... WTAG=@name)
+# land beside the first's.
+wkey() { if [ "$1" = f2fs ]; then echo "f2fs${WTAG:-}"; else echo "$1"; fi; }
+w1_rows() {
+    log "W1 sequential writes of ${WSEQ_MB} MiB: $RUNS x (f2fs-fuse, fuse2fs, raw)"
+    for r in $(seq "$RUNS"); do
+        for k in "${WKINDS[@]}"; do
+            wsetup "$k"
+            wfio "wseq_$(wkey "$k")" write.bw_bytes --name=wseq "${WSEQ_ARGS[@]}"
+            wdone
+        done
+    done
+}
+w2_rows() {
+    log "W2 ${SEED_JOBS} x O_SYNC 1 MiB writers, ${SEED_TIME} s: $RUNS x (f2fs-fuse, fuse2fs, raw)"
+    for r in $(seq "$RUNS"); do
+        for k in "${WKINDS[@]}"; do
+            wsetup "$k"
+            fio --directory="$W_DIR" --name=seed "${SEED_ARGS[@]}" --create_only=1 \
+                --output="$WORK/seed-layout.log" >/dev/null || die "fio layout failed in $W_DIR"
+            sync
+            log_before=$(wc -l <"$WORK/f2fs-fuse.log" 2>/dev/null || echo 0)
+            [ "$k" != f2fs ] || wremount rw,io_stats
+            [ "$k" != ext4 ] || wremount
+            wfio "seed_$(wkey "$k")" write.bw_bytes --name=seed "${SEED_ARGS[@]}"
+            wdone
+            if [ "$k" = f2fs ]; then
+                tail -n +"$((log_before + 1))" "$WORK/f2fs-fuse.log" >"$WORK/seed-iostats.$r.log"
+                io_hist "seed_$(wkey f2fs)" "$WORK/seed-iostats.$r.log"
+            fi
+        done
+    done
+}
+w3_rows() {
+    log "W3 4 KiB random writes + fsync, ${RW_TIME} s: $RUNS x (f2fs-fuse, fuse2fs, raw)"
+    for r in $(seq "$RUNS"); do
+        for k in "${WKINDS[@]}"; do
+            wsetup "$k"
+            fio --directory="$W_DIR" --name=rw "${RW_ARGS[@]}" --create_only=1 \
+                --output="$WORK/rw-layout.log" >/dev/null || die "fio layout failed in $W_DIR"
+            sync
+            log_before=$(wc -l <"$WORK/f2fs-fuse.log" 2>/dev/null || echo 0)
+            [ "$k" != f2fs ] || wremount rw,io_stats
+            [ "$k" != ext4 ] || wremount
+            wfio "rwr_$(wkey "$k")" write.iops --name=rw "${RW_ARGS[@]}"
+            wdone
+            if [ "$k" = f2fs ]; then
+                tail -n +"$((log_before + 1))" "$WORK/f2fs-fuse.log" >"$WORK/rw-iostats.$r.log"
+                io_hist "rwr_$(wkey f2fs)" "$WORK/rw-iostats.$r.log"
+            fi
+        done
+    done
+}
+w4_rows() {
+    log "W4 create/stat/unlink of $WNFILES files: $RUNS x (f2fs-fuse, fuse2fs, raw)"
+    for r in $(seq "$RUNS"); do
+        for k in "${WKINDS[@]}"; do
+            wsetup "$k"
+            mnt=$(wmnt)
+            [ -z "$mnt" ] || cpu0=$(cpu_ms "$mnt")
+            while read -r key val; do
+                result "meta_${key}_$(wkey "$k")" "$val"
+            done < <("${UTIL[@]}" meta-cycle "$W_DIR" "$WNFILES")
+            [ -z "$mnt" ] || result "metaw_$(wkey "$k")_cpu_us" "$(( ($(cpu_ms "$mnt") - cpu0) * 1000 / (3 * WNFILES) ))"
+            wdone
+        done
+    done
+}
+
+# What the W rows ran, for the report.
+w_info() {
     info wseq_size "$( [ "$WSEQ_MB" -ge 1024 ] && echo "$((WSEQ_MB / 1024)) GiB" || echo "$WSEQ_MB MiB")"
     info wseq_mb "$WSEQ_MB"
     info seed_jobs "$SEED_JOBS"
@@ -113,69 +184,15 @@ if want write; then
     info cmd "# W2: files laid out first (fio --create_only=1, then a fresh mount), then fio --name=seed --directory=DIR ${SEED_ARGS[*]}"
     info cmd "# W3: file laid out first (f2fs-fuse: then a fresh mount with -o io_stats), then fio --name=rw --directory=DIR ${RW_ARGS[*]}"
     info cmd "# W4: benchutil.py meta-cycle DIR $WNFILES  (create 1 KiB files in 500-file directories, stat each, unlink each; one pass, timed)"
+}
 
+if want write; then
+    w_info
     WKINDS=(f2fs ext4 raw)
-
-    log "W1 sequential writes of ${WSEQ_MB} MiB: $RUNS x (f2fs-fuse, fuse2fs, raw)"
-    for r in $(seq "$RUNS"); do
-        for k in "${WKINDS[@]}"; do
-            wsetup "$k"
-            wfio "wseq_$k" write.bw_bytes --name=wseq "${WSEQ_ARGS[@]}"
-            wdone
-        done
-    done
-
-    log "W2 ${SEED_JOBS} x O_SYNC 1 MiB writers, ${SEED_TIME} s: $RUNS x (f2fs-fuse, fuse2fs, raw)"
-    for r in $(seq "$RUNS"); do
-        for k in "${WKINDS[@]}"; do
-            wsetup "$k"
-            fio --directory="$W_DIR" --name=seed "${SEED_ARGS[@]}" --create_only=1 \
-                --output="$WORK/seed-layout.log" >/dev/null || die "fio layout failed in $W_DIR"
-            sync
-            log_before=$(wc -l <"$WORK/f2fs-fuse.log" 2>/dev/null || echo 0)
-            [ "$k" != f2fs ] || wremount rw,io_stats
-            [ "$k" != ext4 ] || wremount
-            wfio "seed_$k" write.bw_bytes --name=seed "${SEED_ARGS[@]}"
-            wdone
-            if [ "$k" = f2fs ]; then
-                tail -n +"$((log_before + 1))" "$WORK/f2fs-fuse.log" >"$WORK/seed-iostats.$r.log"
-                io_hist seed_f2fs "$WORK/seed-iostats.$r.log"
-            fi
-        done
-    done
-
-    log "W3 4 KiB random writes + fsync, ${RW_TIME} s: $RUNS x (f2fs-fuse, fuse2fs, raw)"
-    for r in $(seq "$RUNS"); do
-        for k in "${WKINDS[@]}"; do
-            wsetup "$k"
-            fio --directory="$W_DIR" --name=rw "${RW_ARGS[@]}" --create_only=1 \
-                --output="$WORK/rw-layout.log" >/dev/null || die "fio layout failed in $W_DIR"
-            sync
-            log_before=$(wc -l <"$WORK/f2fs-fuse.log" 2>/dev/null || echo 0)
-            [ "$k" != f2fs ] || wremount rw,io_stats
-            [ "$k" != ext4 ] || wremount
-            wfio "rwr_$k" write.iops --name=rw "${RW_ARGS[@]}"
-            wdone
-            if [ "$k" = f2fs ]; then
-                tail -n +"$((log_before + 1))" "$WORK/f2fs-fuse.log" >"$WORK/rw-iostats.$r.log"
-                io_hist rwr_f2fs "$WORK/rw-iostats.$r.log"
-            fi
-        done
-    done
-
-    log "W4 create/stat/unlink of $WNFILES files: $RUNS x (f2fs-fuse, fuse2fs, raw)"
-    for r in $(seq "$RUNS"); do
-        for k in "${WKINDS[@]}"; do
-            wsetup "$k"
-            mnt=$(wmnt)
-            [ -z "$mnt" ] || cpu0=$(cpu_ms "$mnt")
-            while read -r key val; do
-                result "meta_${key}_$k" "$val"
-            done < <("${UTIL[@]}" meta-cycle "$W_DIR" "$WNFILES")
-            [ -z "$mnt" ] || result "metaw_${k}_cpu_us" "$(( ($(cpu_ms "$mnt") - cpu0) * 1000 / (3 * WNFILES) ))"
-            wdone
-        done
-    done
+    w1_rows
+    w2_rows
+    w3_rows
+    w4_rows
 
     # Diagnostics (untimed): the daemons' system calls during short versions
     # of the W1 and W3 jobs (strace -c -f; the time of the blocking read of
