@@ -783,6 +783,7 @@ def render_writeback(results_path, info_path, doc_path=None):
     w = out.append
     bins = wb_binaries(info)
     all_modes = one(info, "wb_modes", "never auto alloc always").split()
+    modes23 = [m for m in all_modes if m != "always"]     # B2 and B3 leave it out
     quick = one(info, "quick") == "1"
     secs = one(info, "wb_time")
     w("## Writeback benchmark (make bench-writeback)")
@@ -804,16 +805,17 @@ def render_writeback(results_path, info_path, doc_path=None):
     if knows:
         w("- other options tried on a scratch mount: " + "; ".join(knows))
 
-    def mode_rows(tag, fs, io):
-        """(binary, mode, key or None) for every binary and every mode."""
+    def mode_rows(tag, fs, io, shown=None):
+        """(binary, mode, key or None) for every binary and every mode; one
+        n/a row for the modes of a binary without -o serialize_io."""
+        shown = shown or all_modes
         rows = []
         for name, modes in bins:
             if modes == ["default"]:
                 rows.append((name, "(none: defaults)", wb_key(tag, name, fs, "default", io)))
-                rows.append((name, ", ".join(m for m in all_modes
-                                             if tag == "seed" or m != "always"), None))
+                rows.append((name, ", ".join(shown), None))
             else:
-                for m in all_modes:
+                for m in shown:
                     if m in modes:
                         rows.append((name, m, wb_key(tag, name, fs, m, io)))
         return rows
@@ -933,9 +935,7 @@ def render_writeback(results_path, info_path, doc_path=None):
       "-------------------|------------|")
     for tag, label in (("w512k", "8 x 512 KiB"), ("w2m", "8 x 2 MiB"), ("seq1", "1 x 1 MiB"),
                        ("seed", "8 x 1 MiB (B1)")):
-        for name, mode, key in mode_rows(tag, "enc", "direct"):
-            if mode == "always":
-                continue
+        for name, mode, key in mode_rows(tag, "enc", "direct", modes23):
             v = med(key) if key else None
             if v is None:
                 w("| %s | %s | %s | n/a | n/a | n/a | n/a | n/a |" % (label, mode, name))
@@ -962,9 +962,7 @@ def render_writeback(results_path, info_path, doc_path=None):
           "seen by the cgroup | >= 512 KiB, count |")
         w("|--------------|--------|------------|----------|---------------|------------|"
           "--------------------|-------------------|")
-        for name, mode, key in mode_rows("iops", "enc", "direct"):
-            if mode == "always":
-                continue
+        for name, mode, key in mode_rows("iops", "enc", "direct", modes23):
             v = med(key) if key else None
             if v is None:
                 w("| %s | %s | n/a | n/a | n/a | n/a | n/a | n/a |" % (mode, name))

@@ -3,6 +3,8 @@
 python3-matplotlib; the tables stay the reference, the pictures show them).
 
     plots.py RESULTS INFO OUTDIR     writes OUTDIR/bench-*.png, prints their names
+    plots.py writeback RESULTS INFO OUTDIR
+                                     make bench-writeback's bench-wb-*.png
 
 - bench-ratios.png: every f2fs-fuse / peer row of the tables as a ratio bar,
   with the row's target marked (figures in different units side by side);
@@ -10,7 +12,10 @@ python3-matplotlib; the tables stay the reference, the pictures show them).
   each peer, in MiB/s;
 - bench-w2-io-sizes.png: the seed job's device writes by request size, as a
   share of the count (what the seed patch reported) and, where the run
-  recorded bytes per size, of the bytes.
+  recorded bytes per size, of the bytes;
+- bench-wb-io-sizes.png (make bench-writeback): the seed's job on encrypted
+  files, device writes by size as a share of the count and of the bytes, one
+  bar per binary and serialize_io mode, image opened -o direct and buffered.
 """
 
 import os
@@ -154,7 +159,72 @@ def plot_io_sizes(res, path):
     return True
 
 
+def plot_wb_io_sizes(res, info, path):
+    keys = [benchutil.io_bucket_key(b) for b in benchutil.IO_BUCKETS]
+    bins = benchutil.wb_binaries(info)
+    panels = []
+    for io, io_label in (("direct", "-o direct"), ("buf", "buffered")):
+        series = []
+        for name, modes in bins:
+            for mode in modes:
+                k = benchutil.wb_key("seed", name, "enc", mode, io)
+                counts = [median(res, "%s_iow_%s" % (k, b)) for b in keys]
+                nbytes = [median(res, "%s_iowb_%s" % (k, b)) for b in keys]
+                if any(c is None for c in counts) or not sum(counts):
+                    continue
+                label = mode if len(bins) == 1 else "%s %s" % (name, mode)
+                if mode == "default":
+                    label = "%s (defaults)" % name
+                have_b = all(v is not None for v in nbytes) and sum(nbytes) > 0
+                series.append((label, [100.0 * c / sum(counts) for c in counts],
+                               [100.0 * v / sum(nbytes) for v in nbytes] if have_b else None))
+        if series:
+            panels.append((io_label, series))
+    if not panels:
+        return False
+    fig, axes = plt.subplots(len(panels), 2, figsize=(11, 3.2 * len(panels)), squeeze=False)
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+               "#7f7f7f", "#bcbd22"]
+    for row, (io_label, series) in enumerate(panels):
+        for col, what in ((0, "count"), (1, "bytes")):
+            ax = axes[row][col]
+            width = 0.8 / len(series)
+            for si, (label, by_count, by_bytes) in enumerate(series):
+                vals = by_count if col == 0 else by_bytes
+                if vals is None:
+                    continue
+                xs = [i - 0.4 + width * (si + 0.5) for i in range(len(keys))]
+                ax.bar(xs, vals, width, label=label, color=palette[si % len(palette)])
+            ax.set_xticks(range(len(keys)))
+            ax.set_xticklabels(benchutil.IO_BUCKETS, fontsize=7)
+            ax.set_ylim(0, 100)
+            ax.set_ylabel("% of device writes" if col == 0 else "% of bytes written", fontsize=8)
+            ax.set_title("encrypted, image %s: by %s" % (io_label, what), fontsize=9)
+            if row == 0 and col == 0:
+                ax.legend(fontsize=7, title="serialize_io", title_fontsize=7)
+    fig.suptitle("%s jobs x 1 MiB O_SYNC writes: f2fs-fuse's writes to the image by size"
+                 % benchutil.one(info, "wb_jobs", "8"), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def main_writeback(argv):
+    res = benchutil.load_results(argv[0])
+    info = benchutil.load_info(argv[1])
+    outdir = argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, "bench-wb-io-sizes.png")
+    if plot_wb_io_sizes(res, info, path):
+        print(os.path.basename(path))
+    elif os.path.exists(path):
+        os.remove(path)
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "writeback":
+        return main_writeback(argv[2:])
     if len(argv) != 4:
         sys.exit(__doc__)
     res = benchutil.load_results(argv[1])
