@@ -885,9 +885,9 @@ def render_writeback(results_path, info_path, doc_path=None):
         share_b, share_c = wb_share(med, key, by="iowb"), wb_share(med, key)
         rows = [
             (">= 95% of written bytes in I/Os >= 512 KiB (encrypted, direct)",
-             pct(share_b, 1), share_b is not None and share_b >= 0.95),
+             pct(share_b, 1), None if share_b is None else share_b >= 0.95),
             (">= 51% of device write I/Os >= 512 KiB (the seed's after; with group commit >= 80%)",
-             pct(share_c, 1), share_c is not None and share_c >= 0.51),
+             pct(share_c, 1), None if share_c is None else share_c >= 0.51),
         ]
 
         def ratio(a, b, goal, what):
@@ -952,16 +952,19 @@ def render_writeback(results_path, info_path, doc_path=None):
       "device writes/s" % one(info, "wb_iops"))
     w("")
     w("Limit: %s. The daemon is started inside the group; the group's own count of "
-      "the writes it sent to the disk is shown beside the daemon's." % one(info, "wb_cgroup"))
+      "the write requests it sent to the disk (block-layer requests: a device "
+      "write over 1 MiB is several, an fsync's cache flush one) is shown beside "
+      "the daemon's, and its rate against the "
+      "limit shows whether the limit bound." % one(info, "wb_cgroup"))
     w("")
     iops_ran = any(k.startswith("wb_iops_") for k in res)
     if not iops_ran:
         w("Not measured: %s." % one(info, "wb_cgroup", "no cgroup"))
     else:
-        w("| serialize_io | Binary | Throughput | vs never | Device writes | per second | "
-          "seen by the cgroup | >= 512 KiB, count |")
-        w("|--------------|--------|------------|----------|---------------|------------|"
-          "--------------------|-------------------|")
+        w("| serialize_io | Binary | Throughput | vs never | Device writes + flushes "
+          "(daemon) | Writes seen by the cgroup | per second | >= 512 KiB, count |")
+        w("|--------------|--------|------------|----------|------------------"
+          "--------------|---------------------------|------------|-------------------|")
         for name, mode, key in mode_rows("iops", "enc", "direct", modes23):
             v = med(key) if key else None
             if v is None:
@@ -969,10 +972,13 @@ def render_writeback(results_path, info_path, doc_path=None):
                 continue
             nv = never_of(key) if mode in all_modes else None
             n = med(key + "_iow_count") or 0
+            fl = med(key + "_iow_flushes") or 0
             cg = med(key + "_cgwrites")
-            w("| %s | %s | %s | %s | {:,} | %.0f | %s | %s |".format(int(n)) % (
+            w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 mode, name, mib_s(v), "%.2f" % (v / nv) if nv else "-",
-                n / float(secs or 1), "{:,}".format(int(cg)) if cg is not None else "n/a",
+                "{:,} + {:,}".format(int(n), int(fl)),
+                "{:,}".format(int(cg)) if cg is not None else "n/a",
+                "%.0f" % (cg / float(secs or 1)) if cg is not None else "n/a",
                 pct(wb_share(med, key))))
 
     # B4: the W rows.
@@ -985,8 +991,8 @@ def render_writeback(results_path, info_path, doc_path=None):
             ("W4", "Create + stat + unlink, %s files of 1 KiB" % one(info, "wnfiles"),
              "meta_cycle", lambda v: "%.0f files/s" % v)):
         cells = []
-        for name, _ in bins:
-            k = "%s_f2fs%s" % (key, "" if name == "f2fs-fuse" else "@" + name)
+        for i, (name, _) in enumerate(bins):
+            k = "%s_f2fs%s" % (key, "" if i == 0 else "@" + name)
             cells.append(fmt(med(k)) if med(k) is not None else "n/a")
         for peer in ("ext4", "raw"):
             k = "%s_%s" % (key, peer)
@@ -1017,7 +1023,8 @@ def render_writeback(results_path, info_path, doc_path=None):
     w("")
     w("```")
     for c in info.get("cmd", []):
-        if c.startswith("# B") or c.startswith("# W") or "serialize_io" in c or "add_key" in c:
+        if ((c.startswith("# B") or c.startswith("# W") or "serialize_io" in c or "add_key" in c)
+                and not c.startswith("# W2")):
             w(c)
     w("```")
     w("")

@@ -21,6 +21,7 @@
 #
 # Environment (besides run.sh's):
 #   BENCH_VARIANTS="NAME=PATH ..."  more f2fs-fuse binaries
+#   BENCH_WB_NAME=NAME              the first binary's name (default f2fs-fuse)
 #   BENCH_WB_IOPS=N                 write IOPS limit for B3 (default 1000: below
 #                                   the 1,000-4,000 device writes/s the seed job
 #                                   issues here unthrottled, so the limit binds)
@@ -59,8 +60,9 @@ wb_args() {                      # wb_args BS JOBS
 
 # ------------------------------------------------------------ binaries ----
 
-declare -A WB_BIN=([f2fs-fuse]=$BIN)
-WB_NAMES=(f2fs-fuse)
+WB_FIRST=${BENCH_WB_NAME:-f2fs-fuse}
+declare -A WB_BIN=([$WB_FIRST]=$BIN)
+WB_NAMES=("$WB_FIRST")
 for v in ${BENCH_VARIANTS:-}; do
     n=${v%%=*} p=${v#*=}
     [ "$n" != "$v" ] && [ -x "$p" ] || die "variant $v: want NAME=/abs/path/to/f2fs-fuse"
@@ -309,8 +311,8 @@ if [ "${BENCH_WB_WROWS:-1}" = 1 ]; then
     info cmd "# B4: the W1, W3, W4 rows above for every binary, once each"
     for n in "${WB_NAMES[@]}"; do
         tag=
-        [ "$n" = f2fs-fuse ] || tag=@$n
-        if [ "$n" = f2fs-fuse ]; then WKINDS=(f2fs ext4 raw); else WKINDS=(f2fs); fi
+        [ "$n" = "$WB_FIRST" ] || tag=@$n
+        if [ "$n" = "$WB_FIRST" ]; then WKINDS=(f2fs ext4 raw); else WKINDS=(f2fs); fi
         BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 w1_rows
         BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 w3_rows
         BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 w4_rows
