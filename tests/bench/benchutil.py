@@ -540,20 +540,21 @@ PICTURES = {
 }
 
 
-def pictures(results_path, info_path, outdir, w):
-    """PNGs beside the doc (tests/bench/plots.py, matplotlib), linked here."""
+def pictures(results_path, info_path, outdir, w, kind=(), heading="### Pictures"):
+    """PNGs beside the doc (tests/bench/plots.py, matplotlib), linked here;
+    KIND ("writeback",) selects make bench-writeback's."""
     r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                     "plots.py"),
-                        results_path, info_path, outdir],
+                                                     "plots.py")] + list(kind) +
+                       [results_path, info_path, outdir],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         w("")
         w("(No pictures: plots.py failed: %s)" % r.stderr.strip().splitlines()[-1:])
         return
     names = r.stdout.split()
-    if names:
+    if names and heading:
         w("")
-        w("### Pictures")
+        w(heading)
     for n in names:
         w("")
         w("![%s](%s)" % (PICTURES.get(n, n), n))
@@ -804,6 +805,10 @@ def render_writeback(results_path, info_path, doc_path=None):
     knows = info.get("wb_knows", []) + ["lacks " + x for x in info.get("wb_lacks", [])]
     if knows:
         w("- other options tried on a scratch mount: " + "; ".join(knows))
+    if info.get("wb_failed"):
+        w("")
+        w("Measurements that failed (their rows read n/a): " +
+          "; ".join("`%s`" % f for f in info["wb_failed"]) + ".")
 
     def mode_rows(tag, fs, io, shown=None):
         """(binary, mode, key or None) for every binary and every mode; one
@@ -1007,17 +1012,8 @@ def render_writeback(results_path, info_path, doc_path=None):
         out.extend(wrows)
 
     if doc_path:
-        r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                         "plots.py"), "writeback",
-                            results_path, info_path,
-                            os.path.dirname(os.path.abspath(doc_path))],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            w("")
-            w("(No pictures: plots.py failed: %s)" % r.stderr.strip().splitlines()[-1:])
-        for n in r.stdout.split():
-            w("")
-            w("![%s](%s)" % (PICTURES.get(n, n), n))
+        pictures(results_path, info_path, os.path.dirname(os.path.abspath(doc_path)), w,
+                 kind=("writeback",), heading=None)
     w("")
     w("Commands:")
     w("")

@@ -189,6 +189,7 @@ wb_f2fs() {
     fi
     BIN=$bin WIMG_MB=$WB_IMG_MB wsetup f2fs "$opts"
     WRAP=()
+    echo "${DAEMON[$MNT_A]}" >"$WORK/wb.daemon"
     dir=$MNT_A/t
     mkdir "$dir"
     if [ "$fs" = enc ]; then
@@ -217,13 +218,12 @@ wb_peer() {
             rm -f "$WIMG_EXT4"
             mkfs.ext4 -q -F -L bench "$WIMG_EXT4" "${WB_IMG_MB}M" >/dev/null
             loop=$(losetup -f --show "$WIMG_EXT4")
-            WB_LOOP=$loop
+            echo "$loop" >"$WORK/wb.loop"
             mount -t ext4 "$loop" "$MNT_B"
             W_KIND=raw W_DIR=$MNT_B wfio "$key" write.bw_bytes "${WB_ARGS[@]}"
             umount "$MNT_B"
             losetup -d "$loop"
-            WB_LOOP=
-            rm -f "$WIMG_EXT4" ;;
+            rm -f "$WIMG_EXT4" "$WORK/wb.loop" ;;
         fuse2fs)
             WIMG_MB=$WB_IMG_MB wsetup ext4
             wfio "$key" write.bw_bytes "${WB_ARGS[@]}"
@@ -238,12 +238,44 @@ wb_peer() {
             rm -f "$WB_RAW" ;;
     esac
 }
-WB_LOOP=
 wb_cleanup() {
-    if mountpoint -q "$MNT_B" && [ -n "$WB_LOOP" ]; then umount "$MNT_B" || umount -l "$MNT_B"; fi
-    if [ -n "$WB_LOOP" ]; then losetup -d "$WB_LOOP" 2>/dev/null || true; fi
+    local d
+    for d in "$MNT_A" "$MNT_B"; do
+        if is_mounted "$d"; then fusermount3 -u "$d" 2>/dev/null || umount -l "$d" || true; fi
+    done
+    if [ -s "$WORK/wb.loop" ]; then losetup -d "$(cat "$WORK/wb.loop")" 2>/dev/null || true; fi
     wb_cgroup_done
     rm -f "$WB_RAW"
+}
+
+# wb_try CMD...: one measurement in a subshell, so that a binary that fails
+# or hangs costs its row, not the run: past WB_LIMIT seconds its daemon is
+# killed (fio then fails on the dead mount); a failure is noted and its
+# mounts cleared.
+WB_LIMIT=$((WB_TIME * 6 + 180))
+wb_try() {
+    local pid t=0 d
+    rm -f "$WORK/wb.daemon"
+    ( "$@" ) &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        t=$((t + 1))
+        if [ "$t" = "$WB_LIMIT" ] && [ -s "$WORK/wb.daemon" ]; then
+            d=$(cat "$WORK/wb.daemon")
+            log "$* still running after ${WB_LIMIT} s: killing daemon $d"
+            kill -KILL "$d" 2>/dev/null || true
+        fi
+    done
+    if ! wait "$pid"; then
+        log "failed: $* (the row reads n/a)"
+        info wb_failed "$*$([ "$t" -lt "$WB_LIMIT" ] || echo " (killed after ${WB_LIMIT} s)")"
+        for d in "$MNT_A" "$MNT_B"; do
+            if is_mounted "$d"; then fusermount3 -u "$d" 2>/dev/null || umount -l "$d" || true; fi
+        done
+        if [ -s "$WORK/wb.loop" ]; then losetup -d "$(cat "$WORK/wb.loop")" 2>/dev/null || true; fi
+    fi
+    rm -f "$WORK/wb.daemon" "$WORK/wb.loop"
 }
 
 # wb_modes TAG FS IO [cg]: every binary in every mode it knows, modes in the
@@ -253,7 +285,7 @@ wb_modes() {
     for m in default "${WB_MODES[@]}"; do
         for n in "${WB_NAMES[@]}"; do
             [[ " ${WB_MODESOF[$n]} " == *" $m "* ]] || continue
-            wb_f2fs "$tag" "$n" "$fs" "$m" "$io" "$cg"
+            wb_try wb_f2fs "$tag" "$n" "$fs" "$m" "$io" "$cg"
         done
     done
 }
@@ -287,11 +319,11 @@ for round in $(seq "$WB_ROUNDS"); do
     for io in direct buf; do
         log "B1 round $round/$WB_ROUNDS: ${WB_JOBS} x 1 MiB O_SYNC, ${WB_TIME} s, image $io"
         wb_args 1M "$WB_JOBS"
-        if [ "$io" = buf ]; then wb_peer seed kext4; fi
+        if [ "$io" = buf ]; then wb_try wb_peer seed kext4; fi
         wb_modes seed enc "$io"
-        if [ "$io" = buf ]; then wb_peer seed fuse2fs; fi
+        if [ "$io" = buf ]; then wb_try wb_peer seed fuse2fs; fi
         wb_modes seed plain "$io"
-        if [ "$io" = buf ]; then wb_peer seed rawimg; fi
+        if [ "$io" = buf ]; then wb_try wb_peer seed rawimg; fi
     done
     log "B2 round $round/$WB_ROUNDS: 8 x 512 KiB, 8 x 2 MiB, 1 x 1 MiB (encrypted, direct)"
     WB_MODES=("${WB_MODES23[@]}")
@@ -313,9 +345,9 @@ if [ "${BENCH_WB_WROWS:-1}" = 1 ]; then
         tag=
         [ "$n" = "$WB_FIRST" ] || tag=@$n
         if [ "$n" = "$WB_FIRST" ]; then WKINDS=(f2fs ext4 raw); else WKINDS=(f2fs); fi
-        BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 w1_rows
-        BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 w3_rows
-        BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 w4_rows
+        for row in w1_rows w3_rows w4_rows; do
+            BIN=${WB_BIN[$n]} WTAG=$tag RUNS=1 wb_try "$row"
+        done
     done
 fi
 trap cleanup EXIT
