@@ -95,13 +95,21 @@ wb_knows() {
 
 # WB_MODESOF[name]: the modes to run ("default" = no serialize_io option).
 declare -A WB_MODESOF=()
+# wb_rev NAME: what a binary was built from (BENCH_REV for the first, else
+# the git tree it sits in).
+wb_rev() {
+    local d
+    if [ "$1" = "$WB_FIRST" ] && [ -n "${BENCH_REV:-}" ]; then echo ", built from $BENCH_REV"; return; fi
+    d=$(dirname "${WB_BIN[$1]}")/..
+    if d=$(git -C "$d" describe --always --dirty 2>/dev/null); then echo ", built from $d"; fi
+}
 for n in "${WB_NAMES[@]}"; do
     if wb_knows "${WB_BIN[$n]}" serialize_io=auto; then
         WB_MODESOF[$n]="${WB_MODES[*]}"
-        info wb_binary "$n: ${WB_BIN[$n]} ($(first_line "${WB_BIN[$n]}" -V)); serialize_io modes: ${WB_MODES[*]}"
+        info wb_binary "$n: ${WB_BIN[$n]} ($(first_line "${WB_BIN[$n]}" -V)$(wb_rev "$n")); serialize_io modes: ${WB_MODES[*]}"
     else
         WB_MODESOF[$n]=default
-        info wb_binary "$n: ${WB_BIN[$n]} ($(first_line "${WB_BIN[$n]}" -V)); no -o serialize_io (its rows for the modes are n/a; measured with its defaults)"
+        info wb_binary "$n: ${WB_BIN[$n]} ($(first_line "${WB_BIN[$n]}" -V)$(wb_rev "$n")); no -o serialize_io (its rows for the modes are n/a; measured with its defaults)"
     fi
     for o in min_seq_blocks=32 dirty_bytes=67108864; do
         wb_knows "${WB_BIN[$n]}" "$o" && info wb_knows "$n: -o ${o%%=*}" || info wb_lacks "$n: -o ${o%%=*}"
