@@ -22,6 +22,7 @@
 # Environment (besides run.sh's):
 #   BENCH_VARIANTS="NAME=PATH ..."  more f2fs-fuse binaries
 #   BENCH_WB_NAME=NAME              the first binary's name (default f2fs-fuse)
+#   BENCH_WB_WROWS=0|1              the W rows (default 1; 0 in QUICK)
 #   BENCH_WB_IOPS=N                 write IOPS limit for B3 (default 1000: below
 #                                   the 1,000-4,000 device writes/s the seed job
 #                                   issues here unthrottled, so the limit binds)
@@ -346,7 +347,9 @@ for round in $(seq "$WB_ROUNDS"); do
 done
 wb_cgroup_done
 
-if [ "${BENCH_WB_WROWS:-1}" = 1 ]; then
+# The W rows take a minute or more; a smoke run leaves them out
+# (BENCH_WB_WROWS=1 keeps them).
+if [ "${BENCH_WB_WROWS:-$((1 - QUICK))}" = 1 ]; then
     w_info
     info cmd "# B4: the W1, W3, W4 rows above for every binary, once each"
     for n in "${WB_NAMES[@]}"; do
