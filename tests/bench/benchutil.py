@@ -560,13 +560,18 @@ def pictures(results_path, info_path, outdir, w, kind=(), heading="### Pictures"
         w("![%s](%s)" % (PICTURES.get(n, n), n))
 
 
-def render(results_path, info_path, doc_path=None):
+def load_run(results_path, info_path):
+    """A run's results, its info, and the median of a result (None if absent)."""
     res = load_results(results_path)
-    info = load_info(info_path)
 
     def med(name):
         vals = res.get(name)
         return statistics.median(vals) if vals else None
+    return res, load_info(info_path), med
+
+
+def render(results_path, info_path, doc_path=None):
+    res, info, med = load_run(results_path, info_path)
 
     def runs(name, fmt):
         vals = res.get(name) or []
@@ -720,18 +725,26 @@ def render(results_path, info_path, doc_path=None):
     text = "\n".join(out)
     sys.stdout.write(text)
     if doc_path:
-        head = ""
-        if os.path.exists(doc_path):
-            with open(doc_path) as f:
-                old = f.read()
-            # Hand-written notes live above the marker; a file without one
-            # is all notes.
-            head = old[:old.index(MARKER)] if MARKER in old else old.rstrip("\n") + "\n\n"
+        old = read_doc(doc_path)
+        # Hand-written notes live above the marker; a file without one
+        # is all notes.
+        head = old[:old.index(MARKER)] if MARKER in old else old.rstrip("\n") + "\n\n"
         if not head.strip():
             head = "# Benchmarks\n\n"
-        with open(doc_path + ".tmp", "w") as f:
-            f.write(head + MARKER + "\n\n" + text)
-        os.replace(doc_path + ".tmp", doc_path)
+        write_doc(doc_path, head + MARKER + "\n\n" + text)
+
+
+def read_doc(path):
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return f.read()
+
+
+def write_doc(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 # ------------------------------------------------------------ writeback ----
 
@@ -773,12 +786,7 @@ def pct(v, digits=0):
 
 
 def render_writeback(results_path, info_path, doc_path=None):
-    res = load_results(results_path)
-    info = load_info(info_path)
-
-    def med(name):
-        vals = res.get(name)
-        return statistics.median(vals) if vals else None
+    res, info, med = load_run(results_path, info_path)
 
     out = []
     w = out.append
@@ -1027,10 +1035,7 @@ def render_writeback(results_path, info_path, doc_path=None):
     text = "\n".join(out)
     sys.stdout.write(text)
     if doc_path:
-        old = ""
-        if os.path.exists(doc_path):
-            with open(doc_path) as f:
-                old = f.read()
+        old = read_doc(doc_path)
         block = WB_BEGIN + "\n\n" + text + "\n" + WB_END + "\n"
         if WB_BEGIN in old and WB_END in old:
             new = old[:old.index(WB_BEGIN)] + block + old[old.index(WB_END) + len(WB_END) + 1:]
@@ -1039,9 +1044,7 @@ def render_writeback(results_path, info_path, doc_path=None):
             new = old[:old.index(MARKER)] + block + "\n" + old[old.index(MARKER):]
         else:
             new = (old.rstrip("\n") + "\n\n" if old.strip() else "# Benchmarks\n\n") + block
-        with open(doc_path + ".tmp", "w") as f:
-            f.write(new)
-        os.replace(doc_path + ".tmp", doc_path)
+        write_doc(doc_path, new)
 
 
 def main(argv):
