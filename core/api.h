@@ -22,6 +22,10 @@ typedef void (*f2fs_log_fn)(void *arg, enum f2fs_log_level lvl, const char *msg)
 /* When reads update access times: the kernel's relatime (its default), strictatime, noatime */
 enum f2fs_atime_mode { F2FS_ATIME_RELATIME, F2FS_ATIME_STRICT, F2FS_ATIME_NONE };
 
+/* the kernel's COMPRESS_EXT_NUM and F2FS_EXTENSION_LEN */
+#define F2FS_MAX_COMPRESS_EXT	16
+#define F2FS_COMPRESS_EXT_LEN	8
+
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
@@ -45,7 +49,27 @@ struct f2fs_mount_opts {
 	void *held_arg;
 	unsigned int quota_limits;	/* 1 << type: enforce that type's limits
 					 * (usrquota or quota, grpquota, prjquota) */
+	/* compression policy for new compressed files (the kernel's options) */
+	unsigned int compress_algorithm;	/* COMPRESS_LZ4 unless set */
+	bool compress_algorithm_set;
+	unsigned int compress_level;		/* 0: the codec's default */
+	unsigned int compress_log_size;		/* 0: the default, 2 */
+	bool compress_chksum;
+	bool compress_mode_user;		/* compress_mode=user */
+	unsigned int nr_compress_ext, nr_nocompress_ext;
+	char compress_ext[F2FS_MAX_COMPRESS_EXT][F2FS_COMPRESS_EXT_LEN];
+	char nocompress_ext[F2FS_MAX_COMPRESS_EXT][F2FS_COMPRESS_EXT_LEN];
 };
+
+/*
+ * Parse one compression mount option ("compress_algorithm=zstd:3",
+ * "compress_log_size=4", "compress_extension=txt", "nocompress_extension=",
+ * "compress_chksum", "compress_mode=user") into opts: 1 when it was one,
+ * 0 when it is not a compression option, -EINVAL with a message in err
+ * (errlen bytes) for a bad value.
+ */
+int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, char *err,
+			       size_t errlen);
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
 

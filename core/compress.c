@@ -35,12 +35,17 @@
  * other bytes; unlike the kernel, which only logs a checksum mismatch,
  * that includes the checksum.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include <lz4.h>
+#include <lz4hc.h>
 #include <lzo1x.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "f2fs.h"
 
@@ -56,6 +61,12 @@ struct f2fs_dic {
 	uint8_t *rbuf;			/* a decompressed cluster */
 	uint32_t cbuf_blocks, rbuf_blocks;
 	ZSTD_DCtx *zstd;
+	/* the compressing side (the kernel's compress_ctx) */
+	uint8_t *obuf;			/* header + a codec's worst case */
+	size_t obuf_bytes;
+	void *wrkmem;			/* liblzo2's dictionary, lz4's state */
+	size_t wrkmem_bytes;
+	ZSTD_CCtx *zc;
 };
 
 struct f2fs_compress_pool {
@@ -81,7 +92,28 @@ struct f2fs_compress_ops {
 	int (*decompress)(struct f2fs_dic *dic, const uint8_t *src, size_t clen, uint8_t *dst,
 			  size_t rlen);
 	bool (*level_valid)(unsigned int level);
+	/* src[0..rlen) into at most cap bytes at dst: the length, -E2BIG when
+	 * it does not fit, another negative errno on failure */
+	ssize_t (*compress)(struct f2fs_dic *dic, unsigned int level, const uint8_t *src,
+			    size_t rlen, uint8_t *dst, size_t cap);
+	/* the output buffer a cluster of rlen bytes needs */
+	size_t (*bound)(size_t rlen);
 };
+
+static int need_wrkmem(struct f2fs_dic *dic, size_t bytes)
+{
+	void *w;
+
+	if (dic->wrkmem_bytes >= bytes)
+		return 0;
+	w = malloc(bytes);
+	if (!w)
+		return -ENOMEM;
+	free(dic->wrkmem);
+	dic->wrkmem = w;
+	dic->wrkmem_bytes = bytes;
+	return 0;
+}
 
 static bool no_level(unsigned int level)
 {
@@ -95,6 +127,92 @@ static int lzo_decompress(struct f2fs_dic *dic, const uint8_t *src, size_t clen,
 	int r = lzo1x_decompress_safe(src, clen, dst, &out, NULL);
 
 	return r == LZO_E_OK && out == rlen ? 0 : -EIO;
+}
+
+/* lzo1x_worst_compress */
+static size_t lzo_bound(size_t rlen)
+{
+	return rlen + rlen / 16 + 64 + 3 + 2;
+}
+
+/*
+ * LZO1X-1, as the kernel's lzo1x_1_compress.  liblzo2 writes no bounds
+ * check, so dst must hold lzo_bound(rlen) whatever cap says.
+ */
+static ssize_t lzo_compress(struct f2fs_dic *dic, unsigned int level, const uint8_t *src,
+			    size_t rlen, uint8_t *dst, size_t cap)
+{
+	lzo_uint out = 0;
+	int err = need_wrkmem(dic, LZO1X_1_MEM_COMPRESS);
+
+	(void)level;
+	if (err)
+		return err;
+	if (lzo1x_1_compress(src, rlen, dst, &out, dic->wrkmem) != LZO_E_OK)
+		return -EIO;
+	return out > cap ? -E2BIG : (ssize_t)out;
+}
+
+static size_t lz4_bound(size_t rlen)
+{
+	return (size_t)LZ4_compressBound((int)rlen);
+}
+
+/* LZ4_compress_default, or LZ4_compress_HC with a level (lz4_compress_pages) */
+static ssize_t lz4_compress(struct f2fs_dic *dic, unsigned int level, const uint8_t *src,
+			    size_t rlen, uint8_t *dst, size_t cap)
+{
+	int n, err;
+
+	if (level) {
+		err = need_wrkmem(dic, (size_t)LZ4_sizeofStateHC());
+		if (err)
+			return err;
+		n = LZ4_compress_HC_extStateHC(dic->wrkmem, (const char *)src, (char *)dst,
+					       (int)rlen, (int)cap, (int)level);
+	} else {
+		err = need_wrkmem(dic, (size_t)LZ4_sizeofState());
+		if (err)
+			return err;
+		n = LZ4_compress_fast_extState(dic->wrkmem, (const char *)src, (char *)dst,
+					       (int)rlen, (int)cap, 1);
+	}
+	return n > 0 ? n : -E2BIG;	/* 0: it did not fit */
+}
+
+static size_t zstd_bound(size_t rlen)
+{
+	return ZSTD_compressBound(rlen);
+}
+
+#define F2FS_ZSTD_DEFAULT_CLEVEL 1
+
+/*
+ * One zstd frame for the cluster.  Its window is no larger than the
+ * cluster, which the kernel's reader requires (MAX_COMPRESS_WINDOW_SIZE):
+ * with the source size given, zstd sizes the window down to it.
+ */
+static ssize_t zstd_compress(struct f2fs_dic *dic, unsigned int level, const uint8_t *src,
+			     size_t rlen, uint8_t *dst, size_t cap)
+{
+	size_t r;
+
+	if (!dic->zc) {
+		dic->zc = ZSTD_createCCtx();
+		if (!dic->zc)
+			return -ENOMEM;
+	}
+	ZSTD_CCtx_reset(dic->zc, ZSTD_reset_session_and_parameters);
+	r = ZSTD_CCtx_setParameter(dic->zc, ZSTD_c_compressionLevel,
+				   level ? (int)level : F2FS_ZSTD_DEFAULT_CLEVEL);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(dic->zc, ZSTD_c_windowLog, __builtin_ctzl(rlen));
+	if (ZSTD_isError(r))
+		return -EINVAL;
+	r = ZSTD_compress2(dic->zc, dst, cap, src, rlen);
+	if (ZSTD_isError(r))
+		return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall ? -E2BIG : -EIO;
+	return (ssize_t)r;
 }
 
 static int lz4_decompress(struct f2fs_dic *dic, const uint8_t *src, size_t clen, uint8_t *dst,
@@ -147,12 +265,31 @@ static int lzorle_decompress(struct f2fs_dic *dic, const uint8_t *src, size_t cl
 	return !r && out == rlen ? 0 : -EIO;
 }
 
+/*
+ * lzo-rle clusters are written as LZO1X streams without the lzo-rle
+ * header, which both the kernel's lzo1x_decompress_safe and lzorle.c read
+ * as bitstream version 0: liblzo2 has no lzo-rle encoder, and the zero-run
+ * encoding only makes the stream smaller, never different in meaning.
+ */
 static const struct f2fs_compress_ops compress_ops[COMPRESS_MAX] = {
-	[COMPRESS_LZO] = { "lzo", lzo_decompress, no_level },
-	[COMPRESS_LZ4] = { "lz4", lz4_decompress, lz4_level_valid },
-	[COMPRESS_ZSTD] = { "zstd", zstd_decompress, zstd_level_valid },
-	[COMPRESS_LZORLE] = { "lzo-rle", lzorle_decompress, no_level },
+	[COMPRESS_LZO] = { "lzo", lzo_decompress, no_level, lzo_compress, lzo_bound },
+	[COMPRESS_LZ4] = { "lz4", lz4_decompress, lz4_level_valid, lz4_compress, lz4_bound },
+	[COMPRESS_ZSTD] = { "zstd", zstd_decompress, zstd_level_valid, zstd_compress, zstd_bound },
+	[COMPRESS_LZORLE] = { "lzo-rle", lzorle_decompress, no_level, lzo_compress, lzo_bound },
 };
+
+int f2fs_compress_algorithm(const char *name)
+{
+	for (int i = 0; i < COMPRESS_MAX; i++)
+		if (!strcmp(name, compress_ops[i].name))
+			return i;
+	return -EINVAL;
+}
+
+bool f2fs_compress_level_valid(unsigned int algorithm, unsigned int level)
+{
+	return algorithm < COMPRESS_MAX && compress_ops[algorithm].level_valid(level);
+}
 
 int f2fs_decompress(struct f2fs_dic *dic, unsigned int algorithm, const uint8_t *src,
 		    size_t clen, uint8_t *dst, size_t rlen)
@@ -190,8 +327,11 @@ static void free_dic(struct f2fs_dic *dic)
 	if (!dic)
 		return;
 	ZSTD_freeDCtx(dic->zstd);
+	ZSTD_freeCCtx(dic->zc);
 	free(dic->cbuf);
 	free(dic->rbuf);
+	free(dic->obuf);
+	free(dic->wrkmem);
 	free(dic);
 }
 
@@ -540,4 +680,507 @@ ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	put_dic(sb, dic);
 	/* never a short read: FUSE takes one for the end of the file */
 	return err ? err : (ssize_t)done;
+}
+
+/* ======================= writing clusters ======================= */
+
+/*
+ * f2fs_compress_pages: compress the cluster at src into dic->obuf as the
+ * on-disk header and data, zero-padded to whole blocks.  Returns the
+ * number of blocks, or 0 when the cluster does not save at least one block
+ * (the kernel's rule: clen may not exceed cluster_size - 1 blocks less the
+ * header), and the cluster goes raw.
+ */
+static int compress_cluster(struct f2fs_inode *inode, struct f2fs_dic *dic, const uint8_t *src)
+{
+	const struct f2fs_compress_ops *ops = &compress_ops[inode->compress_algorithm];
+	const uint32_t cs = 1u << inode->log_cluster_size;
+	const size_t rlen = (size_t)cs * F2FS_BLKSIZE;
+	const size_t max_len = rlen - F2FS_BLKSIZE - COMPRESS_DATA_HDR;
+	size_t need = (COMPRESS_DATA_HDR + ops->bound(rlen) + F2FS_BLKSIZE - 1) & ~(size_t)(F2FS_BLKSIZE - 1);
+	uint32_t nr;
+	ssize_t clen;
+	uint8_t *h;
+
+	if (dic->obuf_bytes < need) {
+		h = f2fs_alloc_blocks((uint32_t)(need / F2FS_BLKSIZE));
+		if (!h)
+			return -ENOMEM;
+		free(dic->obuf);
+		dic->obuf = h;
+		dic->obuf_bytes = need;
+	}
+	h = dic->obuf;
+	clen = ops->compress(dic, inode->compress_flag >> COMPRESS_LEVEL_OFFSET, src, rlen,
+			     h + COMPRESS_DATA_HDR, max_len);
+	if (clen == -E2BIG)
+		return 0;
+	if (clen < 0)
+		return (int)clen;
+	if ((size_t)clen > max_len)
+		return 0;
+	memset(h, 0, COMPRESS_DATA_HDR);
+	put_le32(h + COMPRESS_DATA_CLEN, (uint32_t)clen);
+	if (inode->compress_flag & COMPRESS_CHKSUM)
+		put_le32(h + COMPRESS_DATA_CHKSUM, f2fs_chksum(h + COMPRESS_DATA_HDR, (size_t)clen));
+	nr = (uint32_t)((COMPRESS_DATA_HDR + (size_t)clen + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	memset(h + COMPRESS_DATA_HDR + clen, 0,
+	       (size_t)nr * F2FS_BLKSIZE - COMPRESS_DATA_HDR - (size_t)clen);
+	return (int)nr;
+}
+
+static bool is_valid_data(uint32_t a)
+{
+	return is_data_addr(a);
+}
+
+/* Queue block data for address addr, file block lblk (its DUN when encrypted). */
+static int queue_block(struct f2fs_plug *plug, const struct fscrypt_inode_info *ci, uint32_t addr,
+		       uint64_t lblk, const uint8_t *data)
+{
+	struct iovec one = { (void *)data, F2FS_BLKSIZE };
+	struct f2fs_crypt_ctx cc;
+	struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = addr, .nr_blocks = 1,
+				.iov = &one, .iovcnt = 1 };
+
+	if (ci) {
+		f2fs_crypt_ctx(ci, lblk, &cc);
+		bio.crypt = &cc;
+	}
+	return f2fs_plug_add(plug, &bio);
+}
+
+/*
+ * Write one cluster (f2fs_write_multi_pages): data holds the whole
+ * cluster, of which the first valid pages lie inside i_size.  A full
+ * cluster the policy lets compress, and that saves a block, becomes
+ * COMPRESS_ADDR, its compressed blocks and NEW_ADDR for the rest (the
+ * kernel keeps the whole cluster reserved for the next rewrite); any other
+ * goes raw, page by page.  Every block goes to a new place; the old ones
+ * are invalidated.  i_blocks counts every slot that is not NULL_ADDR,
+ * i_compr_blocks the blocks each compressed cluster saves.  The caller
+ * holds the inode's write lock and marks the inode dirty.
+ */
+int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
+		       const struct fscrypt_inode_info *ci, uint32_t cluster, const uint8_t *data,
+		       uint32_t valid, bool may_compress)
+{
+	const uint32_t cs = 1u << inode->log_cluster_size, start = cluster << inode->log_cluster_size;
+	const int type = CURSEG_COLD_DATA;
+	struct dnode_of_data *dn = NULL;
+	struct f2fs_plug *plug = NULL;
+	struct f2fs_dic *dic = NULL;
+	uint32_t old[MAX_CLUSTER_BLOCKS], fresh[MAX_CLUSTER_BLOCKS];
+	uint32_t nr = 0, nwrite, need = 0, old_nr = 0, got = 0, i;
+	const uint8_t *src;
+	uint8_t *addrs;
+	bool was_compressed;
+	int err, ferr;
+
+	if (!valid || valid > cs)
+		return -EINVAL;
+	if ((uint64_t)start + cs > f2fs_max_file_blocks(inode))
+		return -EFBIG;
+	if (may_compress && valid == cs) {
+		dic = get_dic(sb);
+		if (!dic)
+			return -ENOMEM;
+		err = compress_cluster(inode, dic, data);
+		if (err < 0)
+			goto out;
+		nr = (uint32_t)err;
+	}
+	dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	plug = malloc(sizeof(*plug));
+	if (!dn || !plug) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = f2fs_get_dnode_of_data(sb, inode, start, ALLOC_NODE, dn);
+	if (err)
+		goto out;
+	if (dn->ofs_in_node + cs > dn->naddrs) {
+		f2fs_put_dnode(sb, dn);
+		err = f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, cluster);
+		goto out;
+	}
+	addrs = dn->addrs + 4 * dn->ofs_in_node;
+	for (i = 0; i < cs; i++)
+		old[i] = get_le32(addrs + 4 * i);
+	was_compressed = old[0] == COMPRESS_ADDR;
+	for (i = 1; was_compressed && i < cs; i++)
+		old_nr += is_valid_data(old[i]);
+	/* a compressed cluster fills every slot, a raw one its valid pages */
+	nwrite = nr ? nr : valid;
+	for (i = 0; i < (nr ? cs : valid); i++)
+		need += old[i] == NULL_ADDR;
+	err = f2fs_take_user_blocks(sb, need);
+	if (err) {
+		f2fs_put_dnode(sb, dn);
+		goto out;
+	}
+	/* every new address first, so that a failure changes no slot */
+	for (got = 0; got < nwrite; got++) {
+		uint16_t ofs = (uint16_t)(dn->ofs_in_node + (nr ? 1 + got : got));
+
+		err = f2fs_allocate_block(sb, type, dn->nid, dn->version, ofs, &fresh[got]);
+		if (err)
+			break;
+	}
+	if (err) {
+		while (got)
+			f2fs_invalidate_block(sb, fresh[--got]);
+		f2fs_add_valid_blocks(sb, -(int64_t)need);
+		f2fs_put_dnode(sb, dn);
+		goto out;
+	}
+	f2fs_plug_init(plug, sb->dev);
+	src = nr ? dic->obuf : data;
+	for (i = 0; i < nwrite && !err; i++)
+		err = queue_block(plug, ci, fresh[i], start + (nr ? 1 + i : i),
+				  src + (size_t)i * F2FS_BLKSIZE);
+	ferr = f2fs_plug_flush(plug);
+	if (!err)
+		err = ferr;
+	for (i = 0; i < cs; i++) {
+		uint32_t a = old[i], next;
+
+		if (nr)
+			next = !i ? COMPRESS_ADDR : i <= nr ? fresh[i - 1] : NEW_ADDR;
+		else if (i < valid)
+			next = fresh[i];
+		else if (was_compressed)
+			next = NULL_ADDR;	/* past i_size: the old layout's slots go */
+		else
+			continue;
+		if (is_valid_data(a))
+			f2fs_invalidate_block(sb, a);
+		if (a == NULL_ADDR && next != NULL_ADDR)
+			inode->blocks++;
+		if (a != NULL_ADDR && next == NULL_ADDR) {
+			f2fs_add_valid_blocks(sb, -1);
+			inode->blocks--;
+		}
+		put_le32(addrs + 4 * i, next);
+	}
+	if (was_compressed)
+		inode->compr_blocks -= cs - old_nr;
+	if (nr)
+		inode->compr_blocks += cs - nr;
+	{
+		int perr = f2fs_put_dnode(sb, dn);
+
+		if (!err)
+			err = perr;
+	}
+	f2fs_drop_extent_cache(inode, start, cs);
+	f2fs_compress_drop_cache(inode);
+out:
+	put_dic(sb, dic);
+	free(dn);
+	free(plug);
+	return err;
+}
+
+/* f2fs_need_compress_data: a whole cluster is compressed at writeback */
+static bool need_compress(struct f2fs_sb *sb, const struct f2fs_inode *inode)
+{
+	return !sb->opts.compress_mode_user || inode->compress_now;
+}
+
+/*
+ * Bytes [in, in + n) of the cluster go in; the rest of it comes from the
+ * file (inside old_size), zeros beyond.
+ */
+static int fill_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t cluster, uint64_t old_size,
+			uint8_t *buf)
+{
+	const size_t cbytes = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
+	uint64_t cstart = (uint64_t)cluster * cbytes;
+	size_t have = old_size > cstart ? (size_t)F2FS_MIN((uint64_t)cbytes, old_size - cstart) : 0;
+
+	if (have) {
+		ssize_t r = f2fs_read_compressed(sb, inode, ci, buf, have, cstart);
+
+		if (r < 0)
+			return (int)r;
+	}
+	memset(buf + have, 0, cbytes - have);
+	return 0;
+}
+
+/* Pages of cluster inside a file of size bytes. */
+static uint32_t pages_inside(const struct f2fs_inode *inode, uint32_t cluster, uint64_t size)
+{
+	uint64_t first = (uint64_t)cluster << inode->log_cluster_size;
+	uint64_t pages = (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+
+	return pages <= first ? 0 :
+	       (uint32_t)F2FS_MIN(pages - first, (uint64_t)1 << inode->log_cluster_size);
+}
+
+/*
+ * write(2) to a compressed file: each cluster it touches is read (unless
+ * covered whole), patched and written again by f2fs_write_cluster, which
+ * is what writeback of a whole dirty cluster does.  *written says how many
+ * bytes got there; inode->size follows them.
+ */
+int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			  const struct fscrypt_inode_info *ci, const uint8_t *src, size_t len,
+			  uint64_t off, size_t *written)
+{
+	const size_t cbytes = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
+	const uint64_t old_size = inode->size, end = off + len;
+	uint64_t new_size = F2FS_MAX(old_size, end), pos = off;
+	uint8_t *buf = NULL;
+	int err = 0;
+
+	if (inode->inline_flags & F2FS_COMPRESS_RELEASED)
+		return -EPERM;
+	while (pos < end) {
+		uint32_t cluster = (uint32_t)(pos / cbytes);
+		uint64_t cstart = (uint64_t)cluster * cbytes;
+		size_t in = (size_t)(pos - cstart);
+		size_t n = (size_t)F2FS_MIN((uint64_t)(cbytes - in), end - pos);
+		const uint8_t *data = src + (pos - off);
+		uint32_t valid = pages_inside(inode, cluster, new_size);
+
+		if (n < cbytes) {
+			if (!buf && !(buf = f2fs_alloc_blocks((uint32_t)(cbytes / F2FS_BLKSIZE)))) {
+				err = -ENOMEM;
+				break;
+			}
+			err = fill_cluster(sb, inode, ci, cluster, old_size, buf);
+			if (err)
+				break;
+			memcpy(buf + in, data, n);
+			data = buf;
+		}
+		err = f2fs_write_cluster(sb, inode, ci, cluster, data, valid,
+					 need_compress(sb, inode));
+		if (err)
+			break;
+		pos += n;
+		if (pos > inode->size)
+			inode->size = pos;
+	}
+	free(buf);
+	*written = (size_t)(pos - off);
+	return err;
+}
+
+/*
+ * Truncation of a compressed file to size (smaller than i_size), as
+ * f2fs_truncate_blocks: a cut inside a compressed cluster frees the
+ * clusters after it and writes that one again (f2fs_truncate_partial_cluster:
+ * the whole cluster, zeros past the new size, compressed again when it
+ * still compresses).  Returns 1 when done, 0 when the cut is at a cluster
+ * boundary or inside a raw cluster, which truncate like any file's blocks.
+ */
+int f2fs_truncate_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
+{
+	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
+	const size_t cbytes = (size_t)F2FS_BLKSIZE << log;
+	const uint32_t cluster = (uint32_t)(size / cbytes);
+	const struct fscrypt_inode_info *ci = NULL;
+	uint32_t addrs[MAX_CLUSTER_BLOCKS];
+	uint8_t *buf;
+	int err;
+
+	if (!(size % cbytes))
+		return 0;
+	err = f2fs_get_cluster_addrs(sb, inode, cluster << log, addrs, cs);
+	if (err || addrs[0] != COMPRESS_ADDR)
+		return err;
+	if (inode->inline_flags & F2FS_COMPRESS_RELEASED)
+		return -EPERM;
+	if (f2fs_is_encrypted(inode) && (err = f2fs_get_crypt_info(sb, inode, &ci)))
+		return err;
+	buf = f2fs_alloc_blocks(cs);
+	if (!buf)
+		return -ENOMEM;
+	err = fill_cluster(sb, inode, ci, cluster, size, buf);
+	if (!err)
+		err = f2fs_truncate_inode_blocks(sb, inode, ((uint64_t)cluster + 1) << log);
+	if (!err)
+		err = f2fs_write_cluster(sb, inode, ci, cluster, buf, cs, need_compress(sb, inode));
+	free(buf);
+	return err ? err : 1;
+}
+
+/* ======================= policy ======================= */
+
+/* addrs_per_inode without compression: what inode.c computed at load */
+static uint32_t plain_addrs_per_inode(const struct f2fs_inode *inode)
+{
+	return DEF_ADDRS_PER_INODE - inode->extra_isize / 4 - inode->inline_xattr_addrs;
+}
+
+bool f2fs_may_compress(struct f2fs_sb *sb, const struct f2fs_inode *inode)
+{
+	return f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION) &&
+	       I_COMPRESS_FLAG + 2 <= I_ADDR + (uint32_t)inode->extra_isize &&
+	       (S_ISREG(inode->mode) || S_ISDIR(inode->mode)) &&
+	       !(inode->inline_flags & F2FS_INLINE_DATA) && !(inode->inline_flags & F2FS_PIN_FILE);
+}
+
+/*
+ * set_compress_context: the mount's algorithm, level, cluster size and
+ * checksum choice.  A regular file gives up inline data (it has none: it
+ * is new or empty) and its address slots round down to whole clusters.
+ */
+void f2fs_set_compress_context(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	const struct f2fs_mount_opts *o = &sb->opts;
+	unsigned int alg = o->compress_algorithm_set ? o->compress_algorithm : COMPRESS_LZ4;
+
+	inode->compress_algorithm = (uint8_t)alg;
+	inode->log_cluster_size = (uint8_t)(o->compress_log_size ? o->compress_log_size :
+					   MIN_COMPRESS_LOG_SIZE);
+	inode->compress_flag = o->compress_chksum ? COMPRESS_CHKSUM : 0;
+	if ((alg == COMPRESS_LZ4 || alg == COMPRESS_ZSTD) && o->compress_level)
+		inode->compress_flag |= (uint16_t)(o->compress_level << COMPRESS_LEVEL_OFFSET);
+	inode->flags |= F2FS_COMPR_FL;
+	inode->flags &= ~F2FS_NOCOMP_FL;
+	if (S_ISREG(inode->mode)) {
+		inode->inline_flags &= ~F2FS_INLINE_DATA;
+		inode->addrs_per_inode = plain_addrs_per_inode(inode) &
+					 ~((1u << inode->log_cluster_size) - 1);
+	}
+}
+
+/* f2fs_disable_compressed_file, for a file without blocks or a directory */
+void f2fs_clear_compress_context(struct f2fs_inode *inode)
+{
+	inode->flags &= ~F2FS_COMPR_FL;
+	inode->compress_algorithm = 0;
+	inode->log_cluster_size = 0;
+	inode->compress_flag = 0;
+	inode->compr_blocks = 0;
+	inode->addrs_per_inode = plain_addrs_per_inode(inode);
+}
+
+/* is_extension_exist: "*" matches all, else name ends in "." ext, any case */
+static bool has_extension(const char *name, size_t len, const char *ext)
+{
+	size_t el = strlen(ext);
+
+	if (el == 1 && ext[0] == '*')
+		return true;
+	if (len < el + 2 || name[len - el - 1] != '.')
+		return false;
+	return !strncasecmp(name + len - el, ext, el);
+}
+
+/*
+ * set_compress_new_inode, for a new regular file or directory: a file
+ * named with a nocompress_extension stays plain, one with a
+ * compress_extension is compressed; otherwise both take the directory's
+ * choice (F2FS_NOCOMP_FL or F2FS_COMPR_FL).
+ */
+void f2fs_compress_new_inode(struct f2fs_sb *sb, const struct f2fs_inode *dir,
+			     struct f2fs_inode *inode, const char *name, size_t len)
+{
+	const struct f2fs_mount_opts *o = &sb->opts;
+
+	inode->flags &= ~(F2FS_COMPR_FL | F2FS_NOCOMP_FL);
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION) ||
+	    I_COMPRESS_FLAG + 2 > I_ADDR + (uint32_t)inode->extra_isize)
+		return;
+	if (S_ISREG(inode->mode)) {
+		for (unsigned int i = 0; i < o->nr_nocompress_ext; i++)
+			if (has_extension(name, len, o->nocompress_ext[i]))
+				return;
+		for (unsigned int i = 0; i < o->nr_compress_ext; i++) {
+			if (has_extension(name, len, o->compress_ext[i])) {
+				f2fs_set_compress_context(sb, inode);
+				return;
+			}
+		}
+	} else if (!S_ISDIR(inode->mode)) {
+		return;
+	}
+	if (dir->flags & F2FS_NOCOMP_FL)
+		inode->flags |= F2FS_NOCOMP_FL;
+	else if (dir->flags & F2FS_COMPR_FL)
+		f2fs_set_compress_context(sb, inode);
+}
+
+static int bad_option(char *err, size_t errlen, const char *why, const char *opt)
+{
+	snprintf(err, errlen, "%s: %s", opt, why);
+	return -EINVAL;
+}
+
+static int add_extension(char (*list)[F2FS_COMPRESS_EXT_LEN], unsigned int *nr, const char *ext,
+			 const char *opt, char *err, size_t errlen)
+{
+	if (!*ext || strlen(ext) >= F2FS_COMPRESS_EXT_LEN)
+		return bad_option(err, errlen, "an extension is 1 to 7 characters", opt);
+	if (*nr >= F2FS_MAX_COMPRESS_EXT)
+		return bad_option(err, errlen, "at most 16 extensions", opt);
+	strcpy(list[(*nr)++], ext);
+	return 0;
+}
+
+int f2fs_parse_compress_option(struct f2fs_mount_opts *o, const char *opt, char *err,
+			       size_t errlen)
+{
+	const char *v = strchr(opt, '=');
+	size_t klen = v ? (size_t)(v - opt) : strlen(opt);
+
+#define KEY(k) (klen == sizeof(k) - 1 && !strncmp(opt, k, klen))
+	if (v)
+		v++;
+	if (KEY("compress_chksum") && !v) {
+		o->compress_chksum = true;
+	} else if (KEY("compress_mode") && v) {
+		if (strcmp(v, "fs") && strcmp(v, "user"))
+			return bad_option(err, errlen, "compress_mode is fs or user", opt);
+		o->compress_mode_user = !strcmp(v, "user");
+	} else if (KEY("compress_log_size") && v) {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (*end || !*v || n < MIN_COMPRESS_LOG_SIZE || n > MAX_COMPRESS_LOG_SIZE)
+			return bad_option(err, errlen, "compress_log_size is 2 to 8", opt);
+		o->compress_log_size = (unsigned int)n;
+	} else if (KEY("compress_algorithm") && v) {
+		char name[16];
+		const char *colon = strchr(v, ':');
+		size_t nlen = colon ? (size_t)(colon - v) : strlen(v);
+		unsigned long level = 0;
+		int alg;
+
+		if (nlen >= sizeof(name))
+			return bad_option(err, errlen, "unknown compression algorithm", opt);
+		memcpy(name, v, nlen);
+		name[nlen] = 0;
+		alg = f2fs_compress_algorithm(name);
+		if (alg < 0)
+			return bad_option(err, errlen, "unknown compression algorithm", opt);
+		if (colon) {
+			char *end;
+
+			level = strtoul(colon + 1, &end, 10);
+			/* f2fs_set_{lz4hc,zstd}_level: only lz4 and zstd take levels */
+			if (*end || !colon[1] || (alg != COMPRESS_LZ4 && alg != COMPRESS_ZSTD) ||
+			    !level || level > 255 || !compress_ops[alg].level_valid((unsigned int)level))
+				return bad_option(err, errlen, "bad compression level", opt);
+		}
+		o->compress_algorithm = (unsigned int)alg;
+		o->compress_algorithm_set = true;
+		o->compress_level = (unsigned int)level;
+	} else if (KEY("compress_extension") && v) {
+		if (add_extension(o->compress_ext, &o->nr_compress_ext, v, opt, err, errlen))
+			return -EINVAL;
+	} else if (KEY("nocompress_extension") && v) {
+		if (add_extension(o->nocompress_ext, &o->nr_nocompress_ext, v, opt, err, errlen))
+			return -EINVAL;
+	} else {
+		return 0;
+	}
+#undef KEY
+	return 1;
 }

@@ -51,8 +51,19 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 	naddrs = dn.naddrs;
 	ofs = dn.ofs_in_node;
 	a0 = get_le32(addrs + 4 * ofs);
-	if (a0 == COMPRESS_ADDR)
-		return -EOPNOTSUPP;
+	if (f2fs_is_compressed(inode)) {
+		uint32_t cs = 1u << inode->log_cluster_size, head = ofs & ~(cs - 1);
+
+		/* a compressed cluster maps as a whole, to no file block of its own */
+		if (get_le32(addrs + 4 * head) == COMPRESS_ADDR) {
+			*pblk = COMPRESS_ADDR;
+			*len = F2FS_MIN(cs - (ofs - head), maxlen);
+			return 0;
+		}
+	} else if (a0 == COMPRESS_ADDR) {
+		return f2fs_corrupted(sb, "inode %u: COMPRESS_ADDR in a file not compressed",
+				      inode->ino);
+	}
 	f2fs_update_extent_cache(sb, &dn, lblk);
 	if (is_hole(a0)) {
 		for (n = 1; ofs + n < naddrs && n < maxlen &&
@@ -434,8 +445,6 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 		return 0;
 	if (end < off || end > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
 		return -EFBIG;
-	if (f2fs_is_compressed(inode))
-		return -EOPNOTSUPP;
 	if (S_ISREG(inode->mode) && (err = f2fs_require_key(sb, inode)))
 		return err;
 	if (inode->inline_flags & F2FS_INLINE_DATA) {
@@ -450,7 +459,15 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 	{
 		size_t written = 0;
 
-		err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
+		if (f2fs_is_compressed(inode)) {
+			const struct fscrypt_inode_info *ci = NULL;
+
+			err = f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
+			if (!err)
+				err = f2fs_write_compressed(sb, inode, ci, buf, len, off, &written);
+		} else {
+			err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
+		}
 		if (err && !written) {
 			/* nothing written, but a node made on the way is linked from the inode */
 			f2fs_mark_inode_dirty(sb, inode);
@@ -486,6 +503,14 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 		err = f2fs_convert_inline_inode(sb, inode);
 		if (err)
 			return err;
+	}
+	if (f2fs_is_compressed(inode) && size < inode->size) {
+		/* a compressed cluster is cut by writing it again (f2fs_truncate_blocks) */
+		err = f2fs_truncate_compressed(sb, inode, size);
+		if (err < 0)
+			return err;
+		if (err)
+			goto done;
 	}
 	if (size < inode->size) {
 		uint64_t from = (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;

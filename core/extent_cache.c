@@ -143,6 +143,11 @@ void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn
 	for (uint32_t i = ofs; i < dn->naddrs;) {
 		uint32_t a = get_le32(addrs + 4 * i);
 
+		if (a == COMPRESS_ADDR && f2fs_is_compressed(dn->inode)) {
+			/* a compressed cluster's blocks are not its file blocks */
+			i = (i | ((1u << dn->inode->log_cluster_size) - 1)) + 1;
+			continue;
+		}
 		if (a == NULL_ADDR || a == NEW_ADDR || a == COMPRESS_ADDR) {
 			i++;
 			continue;

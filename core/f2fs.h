@@ -219,6 +219,7 @@ struct f2fs_inode {
 	uint16_t compress_flag;
 	uint64_t compr_blocks;
 	uint32_t projid;		/* i_projid; 0 (F2FS_DEF_PROJID) where it does not fit */
+	bool compress_now;		/* F2FS_IOC_COMPRESS_FILE under compress_mode=user */
 
 	struct f2fs_extent_tree et;
 	/* the last cluster read, while the file is open (compress.c) */
@@ -597,6 +598,27 @@ ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     uint64_t off);
 /* Free the inode's decompressed cluster (no reader may be running). */
 void f2fs_compress_drop_cache(struct f2fs_inode *inode);
+/* The codec table's number for a name ("lz4", "lzo-rle"), or -EINVAL. */
+int f2fs_compress_algorithm(const char *name);
+bool f2fs_compress_level_valid(unsigned int algorithm, unsigned int level);
+/* Write one whole cluster (data: 2^log_cluster_size blocks), the first
+ * valid pages inside i_size; compressed when allowed and worth a block. */
+int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
+		       const struct fscrypt_inode_info *ci, uint32_t cluster, const uint8_t *data,
+		       uint32_t valid, bool may_compress);
+/* write(2) to a compressed file, cluster by cluster (read, patch, write). */
+int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			  const struct fscrypt_inode_info *ci, const uint8_t *src, size_t len,
+			  uint64_t off, size_t *written);
+/* Cut a compressed file to size: 1 when done, 0 to truncate as any file. */
+int f2fs_truncate_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+/* f2fs_may_compress: a regular file or directory without inline data or pin */
+bool f2fs_may_compress(struct f2fs_sb *sb, const struct f2fs_inode *inode);
+void f2fs_set_compress_context(struct f2fs_sb *sb, struct f2fs_inode *inode);
+void f2fs_clear_compress_context(struct f2fs_inode *inode);
+/* A new file or directory named name in dir: extensions, then inheritance. */
+void f2fs_compress_new_inode(struct f2fs_sb *sb, const struct f2fs_inode *dir,
+			     struct f2fs_inode *inode, const char *name, size_t len);
 /* One codec call: src[0..clen) to exactly rlen bytes; dic may be NULL. */
 int f2fs_decompress(struct f2fs_dic *dic, unsigned int algorithm, const uint8_t *src,
 		    size_t clen, uint8_t *dst, size_t rlen);

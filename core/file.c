@@ -181,8 +181,10 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 		err = f2fs_require_key(sb, inode);
 		if (err)
 			goto out;
-		if (f2fs_is_compressed(inode)) {
-			err = -EOPNOTSUPP;
+		/* F2FS_COMPRESS_RELEASED: the file's blocks are read-only */
+		if (f2fs_is_compressed(inode) && (inode->inline_flags & F2FS_COMPRESS_RELEASED) &&
+		    sa->size != inode->size) {
+			err = -EPERM;
 			goto out;
 		}
 		if (sa->size != inode->size) {
@@ -433,8 +435,14 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 	err = f2fs_require_key(sb, inode);
 	if (err)
 		goto out;
-	if (f2fs_is_compressed(inode)) {
+	/* f2fs_fallocate: a compressed file takes only plain allocation (of
+	 * raw reserved blocks), and none while its blocks are released */
+	if (f2fs_is_compressed(inode) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))) {
 		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (f2fs_is_compressed(inode) && (inode->inline_flags & F2FS_COMPRESS_RELEASED)) {
+		err = -EPERM;
 		goto out;
 	}
 	if (end > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE) {
@@ -624,9 +632,6 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 	f2fs_background_gc(sb);
 }
 
-/* changes this driver does not make: they need compression work */
-#define UNCHANGEABLE_FL (F2FS_COMPR_FL | F2FS_NOCOMP_FL)
-
 /*
  * f2fs_setflags_common on F2FS_CASEFOLD_FL: directories only (the kernel's
  * f2fs_mask_flags), with the feature, and only while empty: the names
@@ -644,11 +649,47 @@ static int casefold_change(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return empty ? 0 : -ENOTEMPTY;
 }
 
+/*
+ * f2fs_setflags_common for F2FS_COMPR_FL and F2FS_NOCOMP_FL: not both;
+ * compression is switched on for a directory or a file without blocks
+ * (its empty inline area given up), and off likewise.
+ */
+static int change_compression(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t next)
+{
+	bool on = next & F2FS_COMPR_FL;
+	int err;
+
+	if ((next & F2FS_COMPR_FL) && (next & F2FS_NOCOMP_FL))
+		return -EINVAL;
+	if (!((next ^ inode->flags) & F2FS_COMPR_FL))
+		return 0;
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION))
+		return -EOPNOTSUPP;
+	/* F2FS_HAS_BLOCKS: i_blocks beyond the inode block itself */
+	if (S_ISREG(inode->mode) && inode->blocks > 1)
+		return -EINVAL;
+	if (!on) {
+		f2fs_clear_compress_context(inode);
+		return 0;
+	}
+	if (inode->inline_flags & F2FS_INLINE_DATA) {
+		err = f2fs_convert_inline_inode(sb, inode);
+		if (err)
+			return err;
+		if (S_ISREG(inode->mode) && inode->blocks > 1)
+			return -EINVAL;
+	}
+	if (!f2fs_may_compress(sb, inode))
+		return -EINVAL;
+	f2fs_set_compress_context(sb, inode);
+	return 0;
+}
+
 int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 {
 	struct f2fs_inode *inode;
 	struct f2fs_timespec now;
-	uint32_t next;
+	uint32_t next, old;
 	int err;
 
 	if (!f2fs_writable(sb))
@@ -664,16 +705,16 @@ int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags)
 	/* f2fs_mask_flags: only directories pass their project on */
 	if (!S_ISDIR(inode->mode))
 		next &= ~F2FS_PROJINHERIT_FL;
-	if ((next ^ inode->flags) & UNCHANGEABLE_FL) {
-		err = -EOPNOTSUPP;
-		goto out;
-	}
 	if ((next ^ inode->flags) & F2FS_CASEFOLD_FL) {
 		err = casefold_change(sb, inode);
 		if (err)
 			goto out;
 	}
-	if (next != inode->flags) {
+	old = inode->flags;
+	err = change_compression(sb, inode, next);
+	if (err)
+		goto out;
+	if (next != old) {
 		inode->flags = next;
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);

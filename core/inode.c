@@ -471,6 +471,16 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 		if (f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA) && fits_in_inode(inode, I_PROJID + 4))
 			put_le32(n + I_PROJID, inode->projid);
 	}
+	/* f2fs_update_inode: the compression attributes, zero for a plain file */
+	if (f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION) && fits_in_inode(inode, I_COMPRESS_FLAG + 2) &&
+	    ((inode->flags & F2FS_COMPR_FL) || n[I_LOG_CLUSTER_SIZE])) {
+		bool c = inode->flags & F2FS_COMPR_FL;
+
+		put_le64(n + I_COMPR_BLOCKS, c ? inode->compr_blocks : 0);
+		n[I_COMPRESS_ALGORITHM] = c ? inode->compress_algorithm : 0;
+		n[I_LOG_CLUSTER_SIZE] = c ? inode->log_cluster_size : 0;
+		put_le16(n + I_COMPRESS_FLAG, c ? inode->compress_flag : 0);
+	}
 	if (f2fs_has_feature(sb, F2FS_FEATURE_INODE_CHKSUM) && inode->extra_isize &&
 	    fits_in_inode(inode, I_INODE_CHECKSUM + 4))
 		put_le32(n + I_INODE_CHECKSUM, f2fs_inode_checksum(sb, n));
@@ -546,10 +556,8 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 		inode->inline_xattr_addrs = DEFAULT_INLINE_XATTR_ADDRS;
 	inode->addrs_per_inode = DEF_ADDRS_PER_INODE - inode->extra_isize / 4 -
 				 inode->inline_xattr_addrs;
-	if (inode->flags & F2FS_COMPR_FL) {
-		/* compression is not written by this version: create plain files */
-		inode->flags &= ~F2FS_COMPR_FL;
-	}
+	/* compression is chosen by f2fs_compress_new_inode, with the name */
+	inode->flags &= ~(F2FS_COMPR_FL | F2FS_NOCOMP_FL);
 	f2fs_extent_tree_init(&inode->et, NULL);
 	pthread_rwlock_init(&inode->lock, NULL);
 	f2fs_now(&now);

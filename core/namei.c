@@ -176,6 +176,7 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 	err = f2fs_new_inode(sb, dir, mode, uid, gid, &inode);
 	if (err)
 		goto out_dir;
+	f2fs_compress_new_inode(sb, dir, inode, name, len);
 	err = f2fs_crypt_inherit(sb, dir, inode);
 	if (!err)
 		err = f2fs_acl_inherit(sb, dir, inode);

@@ -293,13 +293,29 @@ int f2fs_put_dnode(struct f2fs_sb *sb, struct dnode_of_data *dn)
 	return f2fs_set_node_dirty(sb, dn->nid, dn->node);
 }
 
-/* Free the data block in slot i (real or reserved). */
-static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *addrs, uint32_t i)
+/*
+ * Free the data block in slot i (real or reserved) of a node with naddrs
+ * slots.  A compressed cluster's head goes first, with the rest of its
+ * cluster after it: i_compr_blocks gives back what that cluster saved
+ * (f2fs_truncate_data_blocks_range).
+ */
+static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *addrs, uint32_t i,
+		      uint32_t naddrs)
 {
 	uint32_t a = get_le32(addrs + 4 * i);
 
 	if (a == NULL_ADDR)
 		return;
+	if (a == COMPRESS_ADDR && f2fs_is_compressed(inode)) {
+		uint32_t cs = 1u << inode->log_cluster_size, nr = 0;
+
+		for (uint32_t k = i + 1; k < i + cs && k < naddrs; k++) {
+			uint32_t b = get_le32(addrs + 4 * k);
+
+			nr += b != NULL_ADDR && b != NEW_ADDR && b != COMPRESS_ADDR;
+		}
+		inode->compr_blocks -= F2FS_MIN(inode->compr_blocks, (uint64_t)(cs - nr));
+	}
 	if (a != NEW_ADDR && a != COMPRESS_ADDR)
 		f2fs_invalidate_block(sb, a);
 	/* a compressed cluster's head counts as a block, as its reserved slots
@@ -315,7 +331,7 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count)
 {
 	for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && count; i++, count--)
-		free_slot(sb, dn->inode, dn->addrs, i);
+		free_slot(sb, dn->inode, dn->addrs, i, dn->naddrs);
 }
 
 /*
@@ -342,7 +358,7 @@ static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 
 		for (uint32_t i = start; i < apb; i++) {
 			if (get_le32(blk + 4 * i) != NULL_ADDR) {
-				free_slot(sb, inode, blk, i);
+				free_slot(sb, inode, blk, i, apb);
 				changed = true;
 			}
 		}
@@ -393,7 +409,7 @@ int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uin
 	int err = 0;
 
 	for (uint64_t i = from; i < inode->addrs_per_inode; i++)
-		free_slot(sb, inode, addrs, (uint32_t)i);
+		free_slot(sb, inode, addrs, (uint32_t)i, inode->addrs_per_inode);
 	for (int k = 0; k < 5; k++) {
 		uint32_t nid = f2fs_i_nid(inode, k);
 		uint64_t span = subtree_span(inode, heights[k] + 1);

@@ -183,6 +183,17 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		/* x-* options are for userspace tools such as systemd. */
 		if (strncmp(arg, "x-", 2) == 0)
 			return 0;
+		if (c->mopts) {
+			char why[160];
+			int r = f2fs_parse_compress_option(c->mopts, arg, why, sizeof(why));
+
+			if (r < 0) {
+				fprintf(stderr, PROG ": %s\n", why);
+				return -1;
+			}
+			if (r > 0)
+				return 0;
+		}
 		return 1;
 	case KEY_RO:
 		c->ro = true;

@@ -23,6 +23,7 @@ struct f2fs_fuse_cli {
 	unsigned int checkpoint_interval;
 	unsigned int read_ahead_kb;
 	bool have_read_ahead;
+	struct f2fs_mount_opts *mopts;	/* compression options go straight in */
 };
 
 int f2fs_fuse_parse_opts(struct fuse_args *args, struct f2fs_fuse_cli *c);
