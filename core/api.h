@@ -421,4 +421,18 @@ int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st);
 
 const char *f2fs_version_string(void);
 
+/*
+ * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,
+ * F2FS_IOC_COMPRESS_FILE, F2FS_IOC_DECOMPRESS_FILE), as the kernel
+ * answers them: -EOPNOTSUPP without the compression feature, -EINVAL for
+ * a file that is not compressed.  *blocks: i_compr_blocks, or the blocks
+ * released or reserved.
+ */
+enum f2fs_compress_ioc {
+	F2FS_CIOC_GET_BLOCKS, F2FS_CIOC_RELEASE, F2FS_CIOC_RESERVE, F2FS_CIOC_COMPRESS,
+	F2FS_CIOC_DECOMPRESS,
+};
+int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc op,
+			uint64_t *blocks);
+
 #endif /* F2FS_API_H */

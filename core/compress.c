@@ -1184,3 +1184,120 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *o, const char *opt, char 
 #undef KEY
 	return 1;
 }
+
+/* ======================= the compression ioctls ======================= */
+
+/*
+ * release_compress_blocks / reserve_compress_blocks over every cluster
+ * inside i_size: releasing gives back each compressed cluster's head and
+ * reserved slots (NEW_ADDR -> NULL_ADDR), reserving takes them again.
+ * *changed counts the blocks, as the ioctls report them.
+ */
+int f2fs_change_compress_reservation(struct f2fs_sb *sb, struct f2fs_inode *inode, bool release,
+				     uint64_t *changed)
+{
+	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
+	const uint64_t clusters = (inode->size + ((uint64_t)F2FS_BLKSIZE << log) - 1) >>
+				  (F2FS_BLKSIZE_BITS + log);
+	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	int err = 0;
+
+	*changed = 0;
+	if (!dn)
+		return -ENOMEM;
+	for (uint64_t c = 0; c < clusters && !err; c++) {
+		uint32_t start = (uint32_t)(c << log), nr = 0, moved = 0;
+		uint8_t *a;
+
+		err = f2fs_get_dnode_of_data(sb, inode, start, LOOKUP_NODE, dn);
+		if (err == -ENOENT) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		if (dn->ofs_in_node + cs > dn->naddrs) {
+			err = f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino,
+					     (uint32_t)c);
+			break;
+		}
+		a = dn->addrs + 4 * dn->ofs_in_node;
+		if (get_le32(a) != COMPRESS_ADDR)
+			continue;
+		for (uint32_t i = 1; i < cs; i++)
+			nr += is_data_addr(get_le32(a + 4 * i));
+		if (!release) {
+			err = f2fs_take_user_blocks(sb, cs - nr);
+			if (err)
+				break;
+		}
+		for (uint32_t i = 1; i < cs; i++) {
+			uint32_t x = get_le32(a + 4 * i);
+
+			if (release && x == NEW_ADDR) {
+				put_le32(a + 4 * i, NULL_ADDR);
+				moved++;
+			} else if (!release && !is_data_addr(x)) {
+				put_le32(a + 4 * i, NEW_ADDR);
+				moved += x == NULL_ADDR;
+			}
+		}
+		/* the head counts as a block only while the cluster is reserved */
+		moved++;
+		if (release) {
+			f2fs_add_valid_blocks(sb, -(int64_t)moved);
+			inode->blocks -= moved;
+			inode->compr_blocks -= F2FS_MIN(inode->compr_blocks, (uint64_t)(cs - nr));
+		} else {
+			/* what was taken beyond the slots that changed goes back */
+			f2fs_add_valid_blocks(sb, -(int64_t)(cs - nr - moved));
+			inode->blocks += moved;
+			inode->compr_blocks += cs - nr;
+		}
+		*changed += moved;
+		err = f2fs_put_dnode(sb, dn);
+	}
+	free(dn);
+	f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
+	return err;
+}
+
+/*
+ * F2FS_IOC_COMPRESS_FILE / F2FS_IOC_DECOMPRESS_FILE (compress_mode=user):
+ * every cluster inside i_size written again, compressed where it fills
+ * the cluster and saves a block, or raw.
+ */
+int f2fs_recompress_file(struct f2fs_sb *sb, struct f2fs_inode *inode, bool compress)
+{
+	const uint32_t log = inode->log_cluster_size;
+	const uint64_t clusters = (inode->size + ((uint64_t)F2FS_BLKSIZE << log) - 1) >>
+				  (F2FS_BLKSIZE_BITS + log);
+	const struct fscrypt_inode_info *ci = NULL;
+	uint32_t addrs[MAX_CLUSTER_BLOCKS];
+	uint8_t *buf;
+	int err = 0;
+
+	if (f2fs_is_encrypted(inode) && (err = f2fs_get_crypt_info(sb, inode, &ci)))
+		return err;
+	buf = f2fs_alloc_blocks(1u << log);
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t c = 0; c < clusters && !err; c++) {
+		uint32_t valid = pages_inside(inode, (uint32_t)c, inode->size);
+		bool holes = true;
+
+		err = f2fs_get_cluster_addrs(sb, inode, (uint32_t)(c << log), addrs, 1u << log);
+		if (err)
+			break;
+		for (uint32_t i = 0; i < (1u << log); i++)
+			holes &= addrs[i] == NULL_ADDR;
+		/* nothing to do for holes, or a cluster already as asked */
+		if (holes || (addrs[0] == COMPRESS_ADDR) == compress)
+			continue;
+		err = fill_cluster(sb, inode, ci, (uint32_t)c, inode->size, buf);
+		if (!err)
+			err = f2fs_write_cluster(sb, inode, ci, (uint32_t)c, buf, valid, compress);
+	}
+	free(buf);
+	return err;
+}

@@ -619,6 +619,11 @@ void f2fs_clear_compress_context(struct f2fs_inode *inode);
 /* A new file or directory named name in dir: extensions, then inheritance. */
 void f2fs_compress_new_inode(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 			     struct f2fs_inode *inode, const char *name, size_t len);
+/* F2FS_IOC_RELEASE/RESERVE_COMPRESS_BLOCKS over the clusters inside i_size. */
+int f2fs_change_compress_reservation(struct f2fs_sb *sb, struct f2fs_inode *inode, bool release,
+				     uint64_t *changed);
+/* F2FS_IOC_COMPRESS_FILE / DECOMPRESS_FILE: every cluster written again. */
+int f2fs_recompress_file(struct f2fs_sb *sb, struct f2fs_inode *inode, bool compress);
 /* One codec call: src[0..clen) to exactly rlen bytes; dic may be NULL. */
 int f2fs_decompress(struct f2fs_dic *dic, unsigned int algorithm, const uint8_t *src,
 		    size_t clen, uint8_t *dst, size_t rlen);

@@ -765,6 +765,85 @@ int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid)
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 		err = f2fs_mark_inode_dirty(sb, inode);
+
+/* f2fs_ioc_{get,release,reserve}_compress_blocks, f2fs_ioc_{de,}compress_file */
+int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc op,
+			uint64_t *blocks)
+{
+	struct f2fs_inode *inode;
+	struct f2fs_timespec now;
+	bool released;
+	int err;
+
+	*blocks = 0;
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION))
+		return -EOPNOTSUPP;
+	if (op == F2FS_CIOC_GET_BLOCKS) {
+		err = f2fs_iget_req(sb, ino, &inode);
+		if (err)
+			return err;
+		pthread_rwlock_rdlock(&inode->lock);
+		if (f2fs_is_compressed(inode))
+			*blocks = inode->compr_blocks;
+		else
+			err = -EINVAL;
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_iput(sb, inode);
+		return err;
+	}
+	if (!f2fs_writable(sb))
+		return -EROFS;
+	/* the file's clusters change only at the user's request in that mode */
+	if ((op == F2FS_CIOC_COMPRESS || op == F2FS_CIOC_DECOMPRESS) && !sb->opts.compress_mode_user)
+		return -EOPNOTSUPP;
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
+	if (err)
+		return err;
+	released = inode->inline_flags & F2FS_COMPRESS_RELEASED;
+	if (!f2fs_is_compressed(inode)) {
+		err = -EINVAL;
+		goto out;
+	}
+	switch (op) {
+	case F2FS_CIOC_RELEASE:
+		if (released) {
+			err = -EINVAL;
+			break;
+		}
+		inode->inline_flags |= F2FS_COMPRESS_RELEASED;
+		if (inode->compr_blocks)
+			err = f2fs_change_compress_reservation(sb, inode, true, blocks);
+		break;
+	case F2FS_CIOC_RESERVE:
+		/* nothing released, nothing to take back */
+		if (inode->compr_blocks)
+			goto out;
+		if (!released) {
+			err = -EINVAL;
+			break;
+		}
+		err = f2fs_change_compress_reservation(sb, inode, false, blocks);
+		if (!err)
+			inode->inline_flags &= ~F2FS_COMPRESS_RELEASED;
+		break;
+	default:
+		if (released) {
+			err = -EINVAL;
+			break;
+		}
+		inode->compress_now = op == F2FS_CIOC_COMPRESS;
+		err = f2fs_recompress_file(sb, inode, op == F2FS_CIOC_COMPRESS);
+		inode->compress_now = false;
+		break;
+	}
+	f2fs_now(&now);
+	f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
+	{
+		/* also after a failure part way: slots changed are in the inode */
+		int derr = f2fs_mark_inode_dirty(sb, inode);
+
+		if (!err)
+			err = derr;
 	}
 out:
 	f2fs_end_op(sb, inode);

@@ -154,6 +154,8 @@ bool f2fs_fuse_is_remount(int argc, char *argv[]);
 int f2fs_fuse_remount(int argc, char *argv[]);
 /* True if the ioctl was answered here. */
 bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz);
+/* The f2fs compression ioctls (compress_ioctl.c): true when cmd was one. */
+bool f2fs_fuse_compress_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, size_t out_bufsz);
 
 /* The maintenance thread (maintenance.c): its lock and clock, then start and stop. */
 int f2fs_fuse_maintenance_init(struct f2fs_fuse *fs);
