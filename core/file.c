@@ -517,7 +517,9 @@ out:
  * replays the marked nodes after a crash.  Cases the roll-forward cannot
  * express take a full checkpoint, as the kernel's need_do_checkpoint
  * decides, and so does one whose replay could hold more blocks than the
- * checkpoint gives users (space freed since it was reused).
+ * checkpoint gives users (space freed since it was reused), and so do
+ * compressed files, whose clusters and i_compr_blocks a checkpoint commits
+ * as one.
  */
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {
@@ -533,7 +535,7 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	need_cp = !S_ISREG(inode->mode) || inode->links != 1 ||
 		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
 		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
-		  f2fs_rollforward_may_overflow(sb);
+		  f2fs_rollforward_may_overflow(sb) || f2fs_is_compressed(inode);
 	if (!need_cp) {
 		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
 		if (!err)

@@ -334,6 +334,29 @@ static int recover_xattr_node(struct f2fs_sb *sb, struct f2fs_inode *inode, cons
 	return err;
 }
 
+/* The blocks the compressed clusters among n slots save (i_compr_blocks' share). */
+static uint64_t compr_saved(const struct f2fs_inode *inode, const uint8_t *addrs, uint32_t n)
+{
+	const uint32_t cs = 1u << inode->log_cluster_size;
+	uint64_t saved = 0;
+
+	if (!f2fs_is_compressed(inode))
+		return 0;
+	for (uint32_t c = 0; c + cs <= n; c += cs) {
+		uint32_t nr = 0;
+
+		if (get_le32(addrs + 4 * c) != COMPRESS_ADDR)
+			continue;
+		for (uint32_t i = 1; i < cs; i++) {
+			uint32_t a = get_le32(addrs + 4 * (c + i));
+
+			nr += a != NULL_ADDR && a != NEW_ADDR && a != COMPRESS_ADDR;
+		}
+		saved += cs - nr;
+	}
+	return saved;
+}
+
 /*
  * do_recover_data: make the live tree map what an fsync()ed dnode (or
  * inode block) maps: its blocks become valid again, the blocks they
@@ -344,7 +367,7 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 	uint32_t ofs = f2fs_node_ofs(page);
 	const uint8_t *src_addrs;
 	struct dnode_of_data dn;
-	uint64_t start;
+	uint64_t start, compr_total = inode->compr_blocks, compr_before = 0;
 	uint32_t count;
 	int err;
 
@@ -370,12 +393,26 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 	if (!err && (dn.ofs_in_node != 0 || (!dn.is_inode && f2fs_node_ofs(dn.node) != ofs)))
 		err = f2fs_corrupted(sb, "recovery: inode %u: dnode offset %u does not match the "
 				     "tree", inode->ino, ofs);
+	if (!err)
+		compr_before = compr_saved(inode, dn.addrs, F2FS_MIN(count, dn.naddrs));
 	for (uint32_t i = 0; !err && i < count && i < dn.naddrs; i++) {
 		uint32_t src = get_le32(dn.addrs + 4 * i);
 		uint32_t dest = get_le32(src_addrs + 4 * i);
 
 		if (src == dest)
 			continue;
+		if (dest == COMPRESS_ADDR && f2fs_is_compressed(inode) &&
+		    !(i & ((1u << inode->log_cluster_size) - 1))) {
+			/* a compressed cluster's head: counted like a reserved block */
+			if (src == NULL_ADDR) {
+				f2fs_add_valid_blocks(sb, 1);
+				inode->blocks++;
+			} else if (src != NEW_ADDR) {
+				f2fs_invalidate_block(sb, src);
+			}
+			put_le32(dn.addrs + 4 * i, COMPRESS_ADDR);
+			continue;
+		}
 		if (dest == NULL_ADDR || dest == NEW_ADDR) {
 			dn.ofs_in_node = i;
 			f2fs_truncate_data_blocks_range(sb, &dn, 1);
@@ -405,8 +442,12 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 		}
 		put_le32(dn.addrs + 4 * i, dest);
 	}
-	if (!err)
+	if (!err) {
+		/* what the replayed clusters save now, in place of what they saved */
+		inode->compr_blocks = compr_total - compr_before +
+				      compr_saved(inode, dn.addrs, F2FS_MIN(count, dn.naddrs));
 		err = f2fs_put_dnode(sb, &dn);
+	}
 	f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
 	if (err || ofs != 0)
 		return err;
