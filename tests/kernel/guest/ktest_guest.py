@@ -8,6 +8,10 @@
         compressed files, one +c directory per algorithm
     compressed DIR
         the files under DIR that have the compression flag
+    cblocks DIR
+        each of those with its F2FS_IOC_GET_COMPRESS_BLOCKS count, tab-separated
+    release PATH...  /  reserve PATH...
+        F2FS_IOC_RELEASE_COMPRESS_BLOCKS / RESERVE_COMPRESS_BLOCKS; prints the count
     fsync-round DIR [--seed N]
         changes made durable with fsync/fdatasync (and some that are not);
         prints the partial manifest of what fsync guarantees
@@ -1023,6 +1027,38 @@ def cmd_compressed(args):
     return 0
 
 
+F2FS_IOC_GET_COMPRESS_BLOCKS = 0x8008f511      # _IOR(0xf5, 17, u64)
+F2FS_IOC_RELEASE_COMPRESS_BLOCKS = 0x8008f512  # _IOR(0xf5, 18, u64)
+F2FS_IOC_RESERVE_COMPRESS_BLOCKS = 0x8008f513  # _IOR(0xf5, 19, u64)
+
+
+def compress_ioctl(path, req):
+    import fcntl
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return struct.unpack("<Q", fcntl.ioctl(fd, req, b"\0" * 8))[0]
+    finally:
+        os.close(fd)
+
+
+def cmd_cblocks(args):
+    for p in compressed_paths(args[0]):
+        import manifest
+        path = os.path.join(os.fsencode(args[0]), manifest.unescape(p))
+        print("%s\t%d" % (p, compress_ioctl(path, F2FS_IOC_GET_COMPRESS_BLOCKS)))
+    return 0
+
+
+def cmd_release(args, req=F2FS_IOC_RELEASE_COMPRESS_BLOCKS):
+    for p in args:
+        print("%s\t%d" % (p, compress_ioctl(p, req)))
+    return 0
+
+
+def cmd_reserve(args):
+    return cmd_release(args, F2FS_IOC_RESERVE_COMPRESS_BLOCKS)
+
+
 def cmd_fsync_round(args):
     sys.stdout.write(fsync_round(args[0], seed=_opt(args, "--seed", 5)))
     return 0
@@ -1148,6 +1184,7 @@ def cmd_crypt_more(args):
 def main(argv):
     cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
             "populate-compressed": cmd_populate_compressed, "compressed": cmd_compressed,
+            "cblocks": cmd_cblocks, "release": cmd_release, "reserve": cmd_reserve,
             "fsync-round": cmd_fsync_round,
             "fsinfo": cmd_fsinfo, "add-key": cmd_add_key, "set-policy": cmd_set_policy,
             "get-policy": cmd_get_policy, "crypt-tree": cmd_crypt_tree,

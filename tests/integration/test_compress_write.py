@@ -1,0 +1,374 @@
+"""Writing compressed files on a read-write mount: every algorithm, several
+cluster sizes, with and without compress_chksum; rewrites, holes and
+truncations against a model of the file; chattr +c and inheritance; the
+compression ioctls through Debian's f2fs_io; compression inside an
+encrypted directory.  fsck.f2fs checks each image (cluster layout, i_blocks,
+i_compr_blocks) and a read-only remount must read the same bytes."""
+
+import errno
+import fcntl
+import os
+import random
+import shutil
+import struct
+import subprocess
+
+import pytest
+
+import fsutil
+import manifest as M
+
+from test_keys import KEY_ID, fusectl  # noqa: F401
+from test_write import MiB, expect, rwimage, sha, write_file  # noqa: F401
+
+FEATURES = "extra_attr,inode_checksum,compression"
+F2FS_IOC_GET_COMPRESS_BLOCKS = 0x8008f511
+F2FS_IOC_RELEASE_COMPRESS_BLOCKS = 0x8008f512
+F2FS_IOC_RESERVE_COMPRESS_BLOCKS = 0x8008f513
+F2FS_IOC_DECOMPRESS_FILE = 0xf517
+F2FS_IOC_COMPRESS_FILE = 0xf518
+FS_IOC_GETFLAGS = 0x80086601
+FS_IOC_SETFLAGS = 0x40086602
+FS_COMPR_FL = 0x4
+FS_NOCOMP_FL = 0x400
+
+WORDS = ("the f2fs cluster compressed block segment node inode checkpoint write read "
+         "kernel fuse zstd lz4 lzo data hole truncate page").split()
+
+
+def text(n, seed):
+    """n bytes of compressible text (a few times smaller under any codec)."""
+    rng = random.Random(seed)
+    out = []
+    size = 0
+    while size < n:
+        w = rng.choice(WORDS) + (" " if rng.random() < 0.9 else "\n")
+        out.append(w)
+        size += len(w)
+    return "".join(out).encode()[:n]
+
+
+def cblocks(path, req=F2FS_IOC_GET_COMPRESS_BLOCKS):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return struct.unpack("<Q", fcntl.ioctl(fd, req, b"\0" * 8))[0]
+    finally:
+        os.close(fd)
+
+
+def getflags(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return struct.unpack("<i", fcntl.ioctl(fd, FS_IOC_GETFLAGS, b"\0" * 4))[0]
+    finally:
+        os.close(fd)
+
+
+def setflags(path, flags):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("<i", flags))
+    finally:
+        os.close(fd)
+
+
+def content_of(files):
+    return {p: {"content": sha(bytes(b)), "size": str(len(b))} for p, b in files.items()}
+
+
+ALGOS = ["lzo", "lz4", "lz4:9", "zstd", "zstd:7", "lzo-rle"]
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("log,chksum", [(2, False), (4, True), (8, False)])
+def test_compressed_files_by_algorithm(rwimage, algo, log, chksum):
+    """A compressible file saves blocks, an incompressible one none; both
+    read back, and fsck.f2fs agrees with the layout and the counts."""
+    opts = ["compress_algorithm=" + algo, "compress_log_size=%d" % log,
+            "compress_extension=txt"] + (["compress_chksum"] if chksum else [])
+    img = rwimage(features=FEATURES, options=opts)
+    p = img.mount()
+    cbytes = 4096 << log
+    files = {
+        "a.txt": text(5 * cbytes + 1234, 1),       # a partial last cluster stays raw
+        "b.txt": os.urandom(3 * cbytes),           # incompressible: raw clusters
+        "c.txt": text(2 * cbytes, 2),
+        "plain": text(2 * cbytes, 3),              # no extension: not compressed
+    }
+    for name, data in files.items():
+        write_file(os.path.join(p, name), data)
+    assert getflags(os.path.join(p, "a.txt")) & FS_COMPR_FL
+    assert not getflags(os.path.join(p, "plain")) & FS_COMPR_FL
+    saved = cblocks(os.path.join(p, "a.txt"))
+    assert 0 < saved <= 5 * ((1 << log) - 1), saved
+    assert cblocks(os.path.join(p, "b.txt")) == 0
+    assert cblocks(os.path.join(p, "c.txt")) > 0
+    with pytest.raises(OSError) as e:
+        cblocks(os.path.join(p, "plain"))
+    assert e.value.errno == errno.EINVAL
+    # a compressed cluster keeps its whole cluster reserved: i_blocks as if raw
+    st = os.stat(os.path.join(p, "c.txt"))
+    assert st.st_blocks * 512 == 2 * cbytes
+    img.finish(expect(content_of(files)))
+    p = img.mount(ro=True)
+    try:
+        assert cblocks(os.path.join(p, "a.txt")) == saved
+    finally:
+        img.unmount()
+
+
+@pytest.mark.parametrize("algo,log", [("lz4", 2), ("zstd", 4), ("lzo-rle", 3)])
+def test_rewrites_holes_truncations(rwimage, algo, log):
+    """Random writes (some in holes, some past the end), truncations down
+    into clusters and up again, against a model; remounts in between."""
+    img = rwimage(features=FEATURES, options=["compress_algorithm=" + algo,
+                                              "compress_log_size=%d" % log,
+                                              "compress_chksum"])
+    p = img.mount()
+    os.mkdir(os.path.join(p, "z"))
+    setflags(os.path.join(p, "z"), FS_COMPR_FL)
+    rng = random.Random(log)
+    cbytes = 4096 << log
+    models = {}
+    for i in range(3):
+        name = "z/f%d" % i
+        models[name] = bytearray(text(rng.randrange(1, 12) * cbytes + rng.randrange(4096), i))
+        write_file(os.path.join(p, name), models[name])
+    for step in range(120):
+        name = rng.choice(sorted(models))
+        b = models[name]
+        path = os.path.join(p, name)
+        op = rng.random()
+        if op < 0.6:
+            off = rng.randrange(0, len(b) + 3 * cbytes)
+            n = rng.choice((1, 100, 4096, cbytes, 3 * cbytes + 17))
+            d = text(n, step) if rng.random() < 0.8 else os.urandom(n)
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                assert os.pwrite(fd, d, off) == n
+            finally:
+                os.close(fd)
+            if off > len(b):
+                b.extend(bytes(off - len(b)))
+            b[off:off + n] = d
+        elif op < 0.85:
+            size = rng.randrange(0, len(b) + 1)
+            os.truncate(path, size)
+            del b[size:]
+        else:
+            size = len(b) + rng.randrange(0, 4 * cbytes)
+            os.truncate(path, size)
+            b.extend(bytes(size - len(b)))
+        if step % 40 == 39:
+            with open(path, "rb") as f:
+                assert f.read() == bytes(b), (name, step)
+            img.unmount()
+            fsutil.fsck_check(img.image)
+            p = img.mount()
+    for name, b in models.items():
+        with open(os.path.join(p, name), "rb") as f:
+            assert f.read() == bytes(b), name
+        assert getflags(os.path.join(p, name)) & FS_COMPR_FL
+    img.finish(expect(content_of(models)))
+
+
+def test_flags_and_inheritance(rwimage):
+    """chattr +c on an empty file or a directory (inherited by what is
+    created in it), not on a file with data; nocompress_extension wins."""
+    img = rwimage(features=FEATURES, options=["nocompress_extension=jpg"])
+    p = img.mount()
+    d = os.path.join(p, "d")
+    os.mkdir(d)
+    setflags(d, FS_COMPR_FL)
+    assert getflags(d) & FS_COMPR_FL
+    os.mkdir(os.path.join(d, "sub"))
+    assert getflags(os.path.join(d, "sub")) & FS_COMPR_FL
+    write_file(os.path.join(d, "sub", "x"), text(64 * 1024, 1))
+    assert getflags(os.path.join(d, "sub", "x")) & FS_COMPR_FL
+    assert cblocks(os.path.join(d, "sub", "x")) > 0
+    write_file(os.path.join(d, "pic.jpg"), text(64 * 1024, 2))
+    assert not getflags(os.path.join(d, "pic.jpg")) & FS_COMPR_FL
+    # an empty file (inline data or not) takes the flag; one with data does not
+    e = os.path.join(p, "empty")
+    write_file(e, b"")
+    setflags(e, FS_COMPR_FL)
+    write_file(e, text(100 * 1024, 3))
+    assert cblocks(e) > 0
+    f = os.path.join(p, "full")
+    write_file(f, text(100 * 1024, 4))
+    with pytest.raises(OSError) as err:
+        setflags(f, FS_COMPR_FL)
+    assert err.value.errno == errno.EINVAL
+    with pytest.raises(OSError) as err:
+        setflags(e, 0)      # it has blocks now
+    assert err.value.errno == errno.EINVAL
+    with pytest.raises(OSError) as err:
+        setflags(os.path.join(p, "empty2") if False else d, FS_COMPR_FL | FS_NOCOMP_FL)
+    assert err.value.errno == errno.EINVAL
+    # punching a compressed file is refused as the kernel refuses it
+    fd = os.open(e, os.O_WRONLY)
+    try:
+        with pytest.raises(OSError) as err:
+            fcntl_fallocate(fd, 3, 0, 4096)
+        assert err.value.errno == errno.EOPNOTSUPP
+        fcntl_fallocate(fd, 0, 0, 300 * 1024)   # plain allocation is fine
+    finally:
+        os.close(fd)
+    setflags(d, 0)
+    write_file(os.path.join(d, "after"), text(64 * 1024, 5))
+    assert not getflags(os.path.join(d, "after")) & FS_COMPR_FL
+    img.finish()
+
+
+def fcntl_fallocate(fd, mode, off, length):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    if libc.fallocate(fd, mode, off, length):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def f2fs_io(*args):
+    exe = shutil.which("f2fs_io")
+    if not exe:
+        pytest.skip("f2fs_io is not installed")
+    r = subprocess.run([exe] + list(args), capture_output=True, text=True, timeout=60)
+    return r
+
+
+def test_release_reserve_with_f2fs_io(rwimage):
+    img = rwimage(features=FEATURES, options=["compress_extension=*",
+                                              "compress_log_size=3"])
+    p = img.mount()
+    f = os.path.join(p, "f")
+    data = text(40 * 32 * 1024 + 5000, 9)
+    write_file(f, data)
+    r = f2fs_io("get_cblocks", f)
+    assert r.returncode == 0, r.stderr
+    saved = int(r.stdout.split()[-1])
+    assert saved == cblocks(f) > 0
+    blocks = os.stat(f).st_blocks
+    free0 = os.statvfs(p).f_bfree
+    r = f2fs_io("release_cblocks", f)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) == saved
+    assert cblocks(f) == 0
+    assert os.stat(f).st_blocks == blocks - saved * 8
+    assert os.statvfs(p).f_bfree == free0 + saved
+    with open(f, "rb") as fh:
+        assert fh.read() == data
+    with pytest.raises(OSError) as e:
+        with open(f, "r+b") as fh:
+            fh.write(b"x")
+    assert e.value.errno == errno.EPERM
+    with pytest.raises(OSError) as e:
+        cblocks(f, F2FS_IOC_RELEASE_COMPRESS_BLOCKS)
+    assert e.value.errno == errno.EINVAL
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    f = os.path.join(p, "f")
+    with open(f, "rb") as fh:
+        assert fh.read() == data
+    r = f2fs_io("reserve_cblocks", f)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) == saved
+    assert cblocks(f) == saved and os.stat(f).st_blocks == blocks
+    with open(f, "r+b") as fh:
+        fh.write(b"again")
+    img.finish(expect({"f": {"content": sha(b"again" + data[5:])}}))
+
+
+def test_compress_mode_user(rwimage):
+    """compress_mode=user: writes go raw until F2FS_IOC_COMPRESS_FILE, and
+    F2FS_IOC_DECOMPRESS_FILE makes every cluster raw again."""
+    img = rwimage(features=FEATURES, options=["compress_mode=user", "compress_extension=c"])
+    p = img.mount()
+    f = os.path.join(p, "x.c")
+    data = text(MiB, 3)
+    write_file(f, data)
+    assert cblocks(f) == 0
+    fd = os.open(f, os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, F2FS_IOC_COMPRESS_FILE)
+        assert cblocks(f) > 0
+        fcntl.ioctl(fd, F2FS_IOC_DECOMPRESS_FILE)
+        assert cblocks(f) == 0
+        fcntl.ioctl(fd, F2FS_IOC_COMPRESS_FILE)
+    finally:
+        os.close(fd)
+    assert cblocks(f) > 0
+    img.finish(expect({"x.c": {"content": sha(data)}}))
+
+
+def test_compress_mode_fs_refuses_file_ioctls(rwimage):
+    img = rwimage(features=FEATURES, options=["compress_extension=c"])
+    p = img.mount()
+    f = os.path.join(p, "x.c")
+    write_file(f, text(MiB, 3))
+    fd = os.open(f, os.O_RDWR)
+    try:
+        with pytest.raises(OSError) as e:
+            fcntl.ioctl(fd, F2FS_IOC_COMPRESS_FILE)
+        assert e.value.errno == errno.EOPNOTSUPP
+    finally:
+        os.close(fd)
+    img.finish()
+
+
+@pytest.mark.parametrize("opt", ["compress_algorithm=gzip", "compress_algorithm=lzo:3",
+                                 "compress_algorithm=zstd:99", "compress_log_size=9",
+                                 "compress_log_size=1", "compress_mode=auto",
+                                 "compress_extension=waytoolong"])
+def test_bad_compression_options(f2fs_fuse, tmp_path, opt):
+    img = tmp_path / "x.img"
+    with open(img, "wb") as f:
+        f.truncate(64 * MiB)
+    fsutil.run(["mkfs.f2fs", "-f", "-O", FEATURES, str(img)], check=True)
+    mnt = tmp_path / "m"
+    mnt.mkdir()
+    r = subprocess.run([f2fs_fuse, str(img), str(mnt), "-o", opt], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0
+    assert opt.split("=")[0] in r.stderr, r.stderr
+    assert not fsutil.is_fuse_mount(str(mnt))
+
+
+def test_encrypted_compressed(rwimage, fusectl, fixtures_dir):
+    """Compressed files in an encrypted directory: each compressed block is
+    encrypted as the file block of its slot; what reads back is the text."""
+    key = os.path.join(fixtures_dir, "crypt.key")
+    img = rwimage(features=FEATURES + ",encrypt",
+                  options=["key_file=" + key, "compress_extension=txt", "compress_log_size=2"])
+    p = img.mount()
+    top = os.path.join(p, "e")
+    os.mkdir(top)
+    subprocess.run([fusectl, "set_policy", KEY_ID, top], check=True, timeout=60)
+    files = {"e/a.txt": bytearray(text(300 * 1024 + 77, 1)),
+             "e/b.txt": bytearray(text(64 * 1024, 2))}
+    for name, b in files.items():
+        write_file(os.path.join(p, name), b)
+    fd = os.open(os.path.join(p, "e/a.txt"), os.O_WRONLY)
+    try:
+        os.pwrite(fd, b"patched", 20000)
+    finally:
+        os.close(fd)
+    files["e/a.txt"][20000:20007] = b"patched"
+    os.truncate(os.path.join(p, "e/b.txt"), 10000)
+    del files["e/b.txt"][10000:]
+    assert cblocks(os.path.join(p, "e/a.txt")) > 0
+    before = M.walk(p)
+    assert before.errors == []
+    diffs = M.compare(expect(content_of(files)), before.manifest)
+    assert not diffs, M.report(diffs)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    img.mount(options=["ro", "key_file=" + key])
+    try:
+        after = M.walk(img.path)
+        assert after.errors == []
+        diffs = M.compare(expect(content_of(files)), after.manifest)
+        assert not diffs, M.report(diffs)
+    finally:
+        img.unmount()
