@@ -205,3 +205,73 @@ def test_compressed_both_ways(guest, f2fs_fuse, tmp_path):
     fsutil.fsck_check(image)
     fman3, _ = fuse_view(f2fs_fuse, image, tmp_path / "mnt-after3")
     assert_same(rw_man, fman3, "f2fs-fuse after writing into the kernel's compressed files")
+
+
+# ---------------------------------------------------------------- encrypted
+
+KEY_V2 = bytes(range(64))
+ENC_KINDS = ("v2-default", "v2-iv64", "v2-iv32", "v2-adiantum")
+
+GUEST_ENC = """set -e
+. lib/ktest.sh
+kmount
+python3 -m ktest_guest add-key $MNT v2.key >$KTEST_OUT/v2.id
+kmanifest before.tsv
+python3 -m ktest_guest cblocks $MNT >$KTEST_OUT/cblocks-before.txt
+v2=$(cat $KTEST_OUT/v2.id)
+mkdir $MNT/kernel-enc
+python3 -m ktest_guest set-policy $MNT/kernel-enc v2-default $v2
+python3 -m ktest_guest populate-compressed $MNT/kernel-enc --seed 23 >$KTEST_OUT/populate.log
+kumount
+kmount
+python3 -m ktest_guest add-key $MNT v2.key >/dev/null
+kmanifest after.tsv
+python3 -m ktest_guest cblocks $MNT >$KTEST_OUT/cblocks-after.txt
+kumount
+"""
+
+
+def test_encrypted_compressed_both_ways(guest, f2fs_fuse, tmp_path):
+    """Compressed files in encrypted directories of four policy kinds (the
+    compressed blocks encrypted as the file blocks of their slots, whatever
+    the IV scheme); the kernel reads them with the key and writes its own."""
+    from test_kernel_crypt import ctl, fusectl_policy_args
+    fusectl_path = os.path.join(os.path.dirname(f2fs_fuse), "f2fs-fusectl")
+    image = mkfs(tmp_path / "enc.img", 512 * MiB, EXTRA + ",compression,encrypt")
+    key = tmp_path / "v2.key"
+    key.write_bytes(KEY_V2)
+    rng = random.Random(7)
+    opts = ("rw", "key_file=%s" % key, "compress_algorithm=zstd", "compress_log_size=2",
+            "compress_chksum")
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt-rw", opts) as m:
+        key_id = ctl(fusectl_path, "add_key", "--key-file=%s" % key, m.path).strip()
+        for kind in ENC_KINDS:
+            d = os.path.join(m.path, "enc-" + kind)
+            os.mkdir(d)
+            ctl(fusectl_path, "set_policy", *fusectl_policy_args(kind), key_id, d)
+            fill_dir(os.path.join(d, "z"), 2, rng)
+        w = M.walk(m.path)
+        assert w.errors == [], w.errors[:10]
+        written = w.manifest
+        compressed = sorted(ktest_guest.compressed_paths(m.path))
+        fcb = cblocks_of(m.path, compressed)
+    assert sum(1 for n in fcb.values() if n) >= len(ENC_KINDS) * 6, fcb
+    fsutil.fsck_check(image)
+
+    r = G.run(GUEST_ENC, [image], files={"v2.key": KEY_V2})
+    assert_guest_ok(r, "the kernel with f2fs-fuse's encrypted compressed files")
+    assert r.text("v2.id").strip() == key_id
+    before, _ = kernel_manifest(r, "before.tsv")
+    assert_same(written, before, "the kernel vs f2fs-fuse's encrypted compressed files")
+    assert parse_cblocks(r.text("cblocks-before.txt")) == fcb
+
+    fsutil.fsck_check(image)
+    after, _ = kernel_manifest(r, "after.tsv")
+    kcb = parse_cblocks(r.text("cblocks-after.txt"))
+    assert sum(1 for p, n in kcb.items() if p.startswith("kernel-enc/") and n) >= 8, kcb
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt-ro",
+                        ("ro", "key_file=%s" % key)) as m:
+        w = M.walk(m.path)
+        assert w.errors == [], w.errors[:10]
+        assert_same(after, w.manifest, "f2fs-fuse vs the kernel's encrypted compressed files")
+        assert cblocks_of(m.path, sorted(kcb)) == kcb
