@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Compressed files (the read side of fs/f2fs/compress.c).
+ * Compressed files (fs/f2fs/compress.c): cluster layout, codecs, reading
+ * and writing clusters, the compression policy and ioctls.
  *
  * A compressed regular file is cut into clusters of 2^log_cluster_size
  * blocks, each mapped by that many consecutive address slots of one direct
@@ -26,8 +27,16 @@
  * A reader decompresses whole clusters: straight into the caller's buffer
  * when the read covers the cluster, otherwise into a scratch buffer whose
  * cluster stays cached in the inode (until its last close) for the reads
- * that follow it through the same cluster.  Nothing writes compressed files
- * yet; whatever comes to change their clusters must drop that cache.
+ * that follow it through the same cluster; every cluster write drops it.
+ *
+ * A writer hands f2fs_write_cluster one whole cluster, as the kernel's
+ * writeback does (f2fs_write_multi_pages): compressed when the policy
+ * allows it, the cluster lies wholly inside i_size and the data saves at
+ * least one block, raw otherwise.  write(2) gets there by read-modify-write
+ * of each cluster it touches (f2fs_write_compressed); a page cache will
+ * call the same writer at writeback.  lzo-rle clusters are written as plain
+ * LZO1X streams (bitstream version 0), which the kernel's decompressor
+ * reads as lzo-rle: liblzo2 has no lzo-rle encoder.
  *
  * Every layout and header field is checked before use.  A cluster that is
  * damaged (impossible slot layout, clen beyond its blocks, checksum
@@ -277,6 +286,25 @@ static const struct f2fs_compress_ops compress_ops[COMPRESS_MAX] = {
 	[COMPRESS_ZSTD] = { "zstd", zstd_decompress, zstd_level_valid, zstd_compress, zstd_bound },
 	[COMPRESS_LZORLE] = { "lzo-rle", lzorle_decompress, no_level, lzo_compress, lzo_bound },
 };
+
+ssize_t f2fs_compress(struct f2fs_dic *dic, unsigned int algorithm, unsigned int level,
+		      const uint8_t *src, size_t rlen, uint8_t *dst, size_t cap)
+{
+	struct f2fs_dic tmp = { 0 };
+	ssize_t r;
+
+	if (algorithm >= COMPRESS_MAX)
+		return -EINVAL;
+	r = compress_ops[algorithm].compress(dic ? dic : &tmp, level, src, rlen, dst, cap);
+	ZSTD_freeCCtx(tmp.zc);
+	free(tmp.wrkmem);
+	return r;
+}
+
+size_t f2fs_compress_bound(unsigned int algorithm, size_t rlen)
+{
+	return algorithm < COMPRESS_MAX ? compress_ops[algorithm].bound(rlen) : 0;
+}
 
 int f2fs_compress_algorithm(const char *name)
 {

@@ -598,6 +598,11 @@ ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     uint64_t off);
 /* Free the inode's decompressed cluster (no reader may be running). */
 void f2fs_compress_drop_cache(struct f2fs_inode *inode);
+/* One codec call the other way: src[0..rlen) into at most cap bytes at dst
+ * (which must hold f2fs_compress_bound bytes); the length, or -E2BIG. */
+ssize_t f2fs_compress(struct f2fs_dic *dic, unsigned int algorithm, unsigned int level,
+		      const uint8_t *src, size_t rlen, uint8_t *dst, size_t cap);
+size_t f2fs_compress_bound(unsigned int algorithm, size_t rlen);
 /* The codec table's number for a name ("lz4", "lzo-rle"), or -EINVAL. */
 int f2fs_compress_algorithm(const char *name);
 bool f2fs_compress_level_valid(unsigned int algorithm, unsigned int level);

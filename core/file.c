@@ -767,6 +767,11 @@ int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid)
 		f2fs_now(&now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+out:
+	f2fs_end_op(sb, inode);
+	return err;
+}
 
 /* f2fs_ioc_{get,release,reserve}_compress_blocks, f2fs_ioc_{de,}compress_file */
 int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc op,

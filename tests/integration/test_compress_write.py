@@ -372,3 +372,51 @@ def test_encrypted_compressed(rwimage, fusectl, fixtures_dir):
         assert not diffs, M.report(diffs)
     finally:
         img.unmount()
+
+
+@pytest.mark.slow
+def test_cleaning_moves_compressed_clusters(rwimage):
+    """Compressed files rewritten in pieces until the cleaner has had to
+    move their blocks (compressed blocks move as they are, by their slot):
+    every file still reads back, fsck.f2fs agrees."""
+    from test_write_space import cleaning_stats
+    img = rwimage(size=96 * MiB, options=["io_stats", "compress_extension=*",
+                                          "compress_log_size=2"], features=FEATURES)
+    p = img.mount()
+    rng = random.Random(23)
+    fsz = MiB
+    # compressed clusters keep their whole reservation: size the files by it
+    n = int(os.statvfs(p).f_bavail * 4096 * 0.85) // fsz
+    files = {}
+    for i in range(n):
+        b = bytearray(text(fsz, i) if i % 2 else rng.randbytes(fsz))
+        write_file(os.path.join(p, "f%d" % i), b)
+        files[i] = b
+    written = 0
+    while written < 3 * 96 * MiB:
+        i = rng.randrange(n)
+        fd = os.open(os.path.join(p, "f%d" % i), os.O_WRONLY)
+        try:
+            for _ in range(8):
+                off = rng.randrange(0, fsz // 4096) * 4096
+                ln = min(rng.choice((4096, 16384, 65536)), fsz - off)
+                d = text(ln, written) if rng.random() < 0.5 else rng.randbytes(ln)
+                assert os.pwrite(fd, d, off) == ln
+                files[i][off:off + ln] = d
+                written += ln
+        finally:
+            os.close(fd)
+    for i, b in files.items():
+        with open(os.path.join(p, "f%d" % i), "rb") as f:
+            assert f.read() == bytes(b), "f%d differs" % i
+    m = img.unmount()
+    runs, moved = cleaning_stats(m.stderr())
+    assert runs > 0 and moved > 0, m.stderr()
+    fsutil.fsck_check(img.image)
+    img.mount(options=["ro"])
+    try:
+        for i, b in files.items():
+            with open(os.path.join(img.path, "f%d" % i), "rb") as f:
+                assert f.read() == bytes(b), "f%d differs after remount" % i
+    finally:
+        img.unmount()

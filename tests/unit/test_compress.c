@@ -258,6 +258,55 @@ static void test_lzo_differential(void)
 	free(b);
 }
 
+/*
+ * The compressing side (f2fs_compress): every algorithm and level the
+ * mount options take, every cluster size, back through f2fs_decompress
+ * (lzo-rle through lzorle.c); incompressible data does not fit the
+ * kernel's limit (cluster_size - 1 blocks less the header) and says -E2BIG.
+ */
+static void test_compress_side(void)
+{
+	static const unsigned int cases[][2] = {
+		{ COMPRESS_LZO, 0 }, { COMPRESS_LZ4, 0 }, { COMPRESS_LZ4, 3 }, { COMPRESS_LZ4, 12 },
+		{ COMPRESS_ZSTD, 0 }, { COMPRESS_ZSTD, 1 }, { COMPRESS_ZSTD, 15 },
+		{ COMPRESS_LZORLE, 0 },
+	};
+	const size_t max = (size_t)4096 << MAX_COMPRESS_LOG_SIZE;
+	uint8_t *src = malloc(max), *back = malloc(max);
+	uint8_t *dst = malloc(f2fs_compress_bound(COMPRESS_LZ4, max) + f2fs_compress_bound(COMPRESS_LZO, max));
+
+	CHECK(src && back && dst, "out of memory");
+	if (!src || !back || !dst)
+		return;
+	for (unsigned int log = MIN_COMPRESS_LOG_SIZE; log <= MAX_COMPRESS_LOG_SIZE; log++) {
+		size_t rlen = (size_t)4096 << log, cap = rlen - 4096 - 24;
+
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			unsigned int alg = cases[c][0], level = cases[c][1];
+			ssize_t n;
+
+			CHECK(f2fs_compress_level_valid(alg, level), "alg %u level %u", alg, level);
+			fill(src, rlen, 0);
+			n = f2fs_compress(NULL, alg, level, src, rlen, dst, cap);
+			CHECK(n > 0 && (size_t)n <= cap, "alg %u level %u log %u: %zd", alg, level, log, n);
+			if (n <= 0)
+				continue;
+			memset(back, 0xa5, rlen);
+			CHECK(f2fs_decompress(NULL, alg, dst, (size_t)n, back, rlen) == 0, "alg %u log %u", alg, log);
+			CHECK(memcmp(src, back, rlen) == 0, "alg %u log %u: other bytes", alg, log);
+			for (size_t i = 0; i < rlen; i++)
+				src[i] = (uint8_t)rnd();
+			CHECK(f2fs_compress(NULL, alg, level, src, rlen, dst, cap) == -E2BIG,
+			      "alg %u log %u: random data fits", alg, log);
+		}
+	}
+	CHECK(f2fs_compress_algorithm("lzo-rle") == COMPRESS_LZORLE, "lzo-rle");
+	CHECK(f2fs_compress_algorithm("gzip") == -EINVAL, "gzip");
+	free(src);
+	free(back);
+	free(dst);
+}
+
 int main(void)
 {
 	if (lzo_init() != LZO_E_OK) {
@@ -267,5 +316,6 @@ int main(void)
 	test_round_trips();
 	test_lzorle_zero_runs();
 	test_lzo_differential();
+	test_compress_side();
 	return check_done("test_compress");
 }
