@@ -347,6 +347,14 @@ int f2fs_touch_atime(struct f2fs_sb *sb, uint32_t ino)
 	return err;
 }
 
+/* The inode goes dirty whatever happened; the first error is the one told. */
+static int mark_dirty_keep_err(struct f2fs_sb *sb, struct f2fs_inode *inode, int err)
+{
+	int derr = f2fs_mark_inode_dirty(sb, inode);
+
+	return err ? err : derr;
+}
+
 /* f2fs_expand_inode_data: reserve (NEW_ADDR) every hole in [start, end). */
 static int reserve_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
 {
@@ -497,13 +505,8 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 		f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
 	}
-	{
-		/* also after a failure part way: blocks and nodes may be in the inode now */
-		int derr = f2fs_mark_inode_dirty(sb, inode);
-
-		if (!err)
-			err = derr;
-	}
+	/* also after a failure part way: blocks and nodes may be in the inode now */
+	err = mark_dirty_keep_err(sb, inode, err);
 out:
 	f2fs_end_op(sb, inode);
 	return err;
@@ -845,13 +848,8 @@ int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc
 	}
 	f2fs_now(&now);
 	f2fs_inode_set_time(inode, F2FS_TIME_CTIME, &now);
-	{
-		/* also after a failure part way: slots changed are in the inode */
-		int derr = f2fs_mark_inode_dirty(sb, inode);
-
-		if (!err)
-			err = derr;
-	}
+	/* also after a failure part way: slots changed are in the inode */
+	err = mark_dirty_keep_err(sb, inode, err);
 out:
 	f2fs_end_op(sb, inode);
 	return err;

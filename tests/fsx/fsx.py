@@ -117,9 +117,10 @@ class Failure(Exception):
 class Target:
     """The f2fs image mounted through the binary, or a plain folder (--no-mount)."""
 
-    def __init__(self, binary, image, mnt, no_mount=False):
+    def __init__(self, binary, image, mnt, no_mount=False, options=()):
         self.binary, self.image, self.mnt = binary, image, mnt
         self.no_mount = no_mount
+        self.options = list(options)   # on every mount (e.g. compression)
         self.m = None
         self.mounts = 0
 
@@ -127,7 +128,8 @@ class Target:
         if self.no_mount:
             os.makedirs(self.mnt, exist_ok=True)
             return
-        self.m = fsutil.Mount(self.binary, self.image, self.mnt, options=list(options),
+        self.m = fsutil.Mount(self.binary, self.image, self.mnt,
+                              options=self.options + list(options),
                               log="%s.stderr.%d" % (self.mnt.rstrip("/"), self.mounts))
         self.mounts += 1
         try:
@@ -438,9 +440,17 @@ class Fsx:
         return ("stat", self.pick(ents, "fdl"))
 
     # -------------------------------------------------- running operations
-    @staticmethod
-    def data(seed, n):
-        return random.Random(seed).randbytes(n)
+    # --compressible: most writes are text a codec shrinks (compressed
+    # clusters), the rest random (raw clusters)
+    compressible = False
+
+    @classmethod
+    def data(cls, seed, n):
+        rng = random.Random(seed)
+        if not cls.compressible or rng.random() < 0.25:
+            return rng.randbytes(n)
+        line = b"fsx %d compressible line " % rng.randrange(1000)
+        return (line * (n // len(line) + 1))[:n]
 
     def run_side(self, op, side):
         """Run `op` on one side ('s' shadow or 't' target): ('ok', value) or ('err', errno)."""
@@ -860,7 +870,8 @@ def session(a, binary, script=None, quiet=False):
     mnt = os.path.join(work, "mnt")
     if a.no_mount:          # a second tmpfs folder: checks the tester itself
         mnt = os.path.join(shadow_base, "target")
-    target = Target(binary, image, mnt, no_mount=a.no_mount)
+    target = Target(binary, image, mnt, no_mount=a.no_mount,
+                    options=[o for o in a.mount_options.split(",") if o])
     msg, hist = "not started", []
     try:
         os.umask(0o022)
@@ -944,6 +955,11 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
     ap.add_argument("--no-mount", action="store_true",
                     help="run against a plain folder instead of an f2fs mount")
+    ap.add_argument("--mount-options", default="",
+                    help="comma list of f2fs-fuse options for every mount, e.g. "
+                    "compress_extension=* to compress every new file")
+    ap.add_argument("--compressible", action="store_true",
+                    help="write mostly compressible data (for compressed files)")
     ap.add_argument("--exclude", default="",
                     help="comma list of operation kinds not to generate (creat, write, "
                     "falloc, rename, ...), or zero-keep (no zero-range with keep-size)")
@@ -958,6 +974,7 @@ def main(argv=None):
     if a.features == "extra":
         a.features = EXTRA_FEATURES
     print("fsx: seed %d" % a.seed, flush=True)
+    Fsx.compressible = a.compressible
     binary = os.environ.get("F2FS_FUSE") or DEFAULT_BINARY
     script = None
     if a.replay:
