@@ -52,12 +52,7 @@ def text(rng, n):
     return bytes(out[:n])
 
 
-def ioctl_u64(path, req):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return struct.unpack("<Q", fcntl.ioctl(fd, req, b"\0" * 8))[0]
-    finally:
-        os.close(fd)
+ioctl_u64 = ktest_guest.compress_ioctl
 
 
 def pwrite(path, off, data, create=False):
