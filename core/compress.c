@@ -1107,12 +1107,11 @@ static bool has_extension(const char *name, size_t len, const char *ext)
  * compress_extension is compressed; otherwise both take the directory's
  * choice (F2FS_NOCOMP_FL or F2FS_COMPR_FL).
  */
-void f2fs_compress_new_inode(struct f2fs_sb *sb, const struct f2fs_inode *dir,
-			     struct f2fs_inode *inode, const char *name, size_t len)
+static void choose_compression(struct f2fs_sb *sb, const struct f2fs_inode *dir,
+			       struct f2fs_inode *inode, const char *name, size_t len)
 {
 	const struct f2fs_mount_opts *o = &sb->opts;
 
-	inode->flags &= ~(F2FS_COMPR_FL | F2FS_NOCOMP_FL);
 	if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION) ||
 	    I_COMPRESS_FLAG + 2 > I_ADDR + (uint32_t)inode->extra_isize)
 		return;
@@ -1133,6 +1132,19 @@ void f2fs_compress_new_inode(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 		inode->flags |= F2FS_NOCOMP_FL;
 	else if (dir->flags & F2FS_COMPR_FL)
 		f2fs_set_compress_context(sb, inode);
+}
+
+void f2fs_compress_new_inode(struct f2fs_sb *sb, const struct f2fs_inode *dir,
+			     struct f2fs_inode *inode, const char *name, size_t len)
+{
+	uint32_t flags = inode->flags;
+	uint8_t inline_flags = inode->inline_flags;
+
+	inode->flags &= ~(F2FS_COMPR_FL | F2FS_NOCOMP_FL);
+	choose_compression(sb, dir, inode, name, len);
+	/* the inode block has the flags the new inode was made with */
+	if (inode->flags != flags || inode->inline_flags != inline_flags)
+		f2fs_mark_inode_dirty(sb, inode);
 }
 
 static int bad_option(char *err, size_t errlen, const char *why, const char *opt)
