@@ -521,8 +521,8 @@ out:
  * express take a full checkpoint, as the kernel's need_do_checkpoint
  * decides, and so does one whose replay could hold more blocks than the
  * checkpoint gives users (space freed since it was reused), and so do
- * compressed files, whose clusters and i_compr_blocks a checkpoint commits
- * as one.
+ * compressed files (CP_COMPRESSED), whose clusters and i_compr_blocks a
+ * checkpoint commits as one.
  */
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {

@@ -1055,6 +1055,34 @@ def cmd_release(args, req=F2FS_IOC_RELEASE_COMPRESS_BLOCKS):
     return 0
 
 
+def cmd_compress_fsync(args):
+    """compress-fsync DIR: compressed files made durable by a sync, then
+    changed and fsync()ed (what roll-forward recovery must bring back)."""
+    d = args[0]
+    os.mkdir(d)
+    set_flags(d, FS_COMPR_FL)
+    line = b"roll-forward of a compressed cluster, line %d\n"
+    for i in range(4):
+        write_file(os.path.join(d, "f%d" % i), b"".join(line % k for k in range(3000 + i)))
+    os.sync()
+    for i in range(4):
+        fd = os.open(os.path.join(d, "f%d" % i), os.O_WRONLY | (os.O_APPEND if i == 3 else 0))
+        try:
+            os.pwrite(fd, b"rewritten after the checkpoint " * 400, 5000 + 20000 * i)
+            if i == 3:
+                os.write(fd, b"appended " * 5000)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    fd = os.open(os.path.join(d, "new"), os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"a new compressed file " * 3000)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return 0
+
+
 def cmd_reserve(args):
     return cmd_release(args, F2FS_IOC_RESERVE_COMPRESS_BLOCKS)
 
@@ -1185,6 +1213,7 @@ def main(argv):
     cmds = {"manifest": cmd_manifest, "populate": cmd_populate, "more": cmd_more,
             "populate-compressed": cmd_populate_compressed, "compressed": cmd_compressed,
             "cblocks": cmd_cblocks, "release": cmd_release, "reserve": cmd_reserve,
+            "compress-fsync": cmd_compress_fsync,
             "fsync-round": cmd_fsync_round,
             "fsinfo": cmd_fsinfo, "add-key": cmd_add_key, "set-policy": cmd_set_policy,
             "get-policy": cmd_get_policy, "crypt-tree": cmd_crypt_tree,
