@@ -401,9 +401,9 @@ static int do_recover_data(struct f2fs_sb *sb, struct f2fs_inode *inode, const u
 
 		if (src == dest)
 			continue;
-		/* neither the kernel nor this driver logs compressed files for
-		 * roll-forward (fsync commits a checkpoint), but a dnode of one
-		 * that was fsync()ed while plain may carry heads */
+		/* neither the kernel (CP_COMPRESSED) nor this driver logs a
+		 * compressed file for roll-forward, but an image from another
+		 * writer may: its cluster heads replay like reserved blocks */
 		if (dest == COMPRESS_ADDR && f2fs_is_compressed(inode) &&
 		    !(i & ((1u << inode->log_cluster_size) - 1))) {
 			/* a compressed cluster's head: counted like a reserved block */
