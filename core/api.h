@@ -36,6 +36,12 @@ struct f2fs_mount_opts {
 	enum f2fs_atime_mode atime;
 	bool nodiratime;	/* listing a directory leaves its atime alone */
 	size_t cache_size;	/* bytes for the node/meta block cache; 0 = default */
+	/* node read-ahead: children of an indirect node read in one batch when a
+	 * walk reaches it cold; 0 = the default (F2FS_DEFAULT_NODE_RA) */
+	uint32_t node_ra;
+	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
+	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
+	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;
 	int log_level;		/* highest level passed to log */
@@ -72,6 +78,9 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, ch
 			       size_t errlen);
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
+#define F2FS_DEFAULT_NODE_RA 1018	/* NIDS_PER_BLOCK: a whole indirect node */
+#define F2FS_DEFAULT_NODE_RA_DEPTH 4
+#define F2FS_DEFAULT_EXTENT_CACHE_SIZE (16u << 20)
 
 /* Open an image file or block device. */
 int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs_sb **out);
@@ -250,6 +259,19 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
 int f2fs_set_flags(struct f2fs_sb *sb, uint32_t ino, uint32_t fsflags);
 
 /*
+ * F2FS_IOC_PRECACHE_EXTENTS: map the whole file into the read extent cache
+ * (reading its node blocks ahead); 0 for files without a node tree.
+ */
+int f2fs_precache_extents(struct f2fs_sb *sb, uint32_t ino);
+/* How many direct nodes a file of its size has (for -o precache_extents). */
+int f2fs_node_blocks_estimate(struct f2fs_sb *sb, uint32_t ino, uint64_t *nodes);
+/*
+ * Forget the clean node, NAT and meta blocks and every inode's read extent
+ * runs, so that the next reads measure the device (dirty state stays).
+ */
+void f2fs_drop_caches(struct f2fs_sb *sb);
+
+/*
  * flags: XATTR_CREATE, XATTR_REPLACE (0: either), F2FS_XATTR_ACL_KILL_SGID;
  * -ENODATA, -EEXIST, -E2BIG, -ENOSPC.  With F2FS_XATTR_ACL_KILL_SGID, an
  * access ACL also clears set-group-ID, as posix_acl_update_mode does when
@@ -303,6 +325,10 @@ struct f2fs_io_stats {
 	uint64_t cache_hits, cache_misses;
 	uint64_t checkpoints, gc_runs, gc_sections, gc_data_blocks, gc_node_blocks;
 	uint64_t ssr_segments;
+	/* read extent cache lookups, and nodes read ahead (blocks, device requests) */
+	uint64_t extent_hits, extent_misses, extent_evictions;
+	uint64_t node_ra_blocks, node_ra_requests, node_ra_rejected;
+	uint64_t precache_nodes;	/* direct nodes walked by extent precaches */
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 const char *f2fs_io_bucket_name(int bucket);

@@ -185,6 +185,91 @@ void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Whether blkaddr is cached, without counting a hit or miss or touching the LRU. */
+bool f2fs_cache_contains(struct f2fs_cache *c, uint32_t blkaddr)
+{
+	struct cache_shard *s = shard_of(c, blkaddr);
+	bool found;
+
+	pthread_mutex_lock(&s->lock);
+	found = *find_slot(s, blkaddr) != NULL;
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
+
+#define RA_MAX_RUN 256	/* blocks per read-ahead request (1 MiB) */
+
+/*
+ * Read ahead blocks addrs[0..n) (ascending) that are not cached yet:
+ * neighbours in one request each, up to depth requests in flight.  A block
+ * goes into the cache only if keep(arg, i, block) accepts it (its footer
+ * names what pointed to it); a block refused or unread is simply not
+ * cached, and the reader that needs it reads it itself and reports what
+ * is wrong.  Read-ahead is advice: it fails silently.
+ */
+void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
+			  uint32_t n, unsigned int depth, f2fs_ra_keep_fn keep, void *arg,
+			  struct f2fs_ra_result *res)
+{
+	struct f2fs_bio *bios = NULL;
+	struct iovec *iov = NULL;
+	uint32_t *first = NULL, *idx = NULL, nb = 0, m = 0;
+	uint8_t *buf = NULL;
+	int *errs = NULL;
+
+	if (!n)
+		return;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if ((i == 0 || addrs[i] != addrs[i - 1]) && !f2fs_cache_contains(c, addrs[i]))
+			idx[m++] = i;
+	if (!m)
+		goto out;
+	bios = calloc(m, sizeof(*bios));
+	iov = calloc(m, sizeof(*iov));
+	first = calloc(m, sizeof(*first));
+	errs = calloc(m, sizeof(*errs));
+	buf = f2fs_alloc_blocks(m);
+	if (!bios || !iov || !first || !errs || !buf)
+		goto out;
+	for (uint32_t k = 0; k < m;) {
+		uint32_t len = 1;
+
+		while (k + len < m && len < RA_MAX_RUN && addrs[idx[k + len]] == addrs[idx[k]] + len)
+			len++;
+		iov[nb] = (struct iovec){ buf + (size_t)k * F2FS_BLKSIZE, (size_t)len * F2FS_BLKSIZE };
+		bios[nb] = (struct f2fs_bio){ .op = F2FS_BIO_READ, .blkaddr = addrs[idx[k]],
+					      .nr_blocks = len, .iov = &iov[nb], .iovcnt = 1 };
+		first[nb++] = k;
+		k += len;
+	}
+	f2fs_submit_bios(dev, bios, errs, nb, depth);
+	for (uint32_t r = 0; r < nb; r++) {
+		if (errs[r])
+			continue;
+		res->requests++;
+		for (uint32_t j = 0; j < bios[r].nr_blocks; j++) {
+			uint32_t k = first[r] + j;
+			const uint8_t *blk = buf + (size_t)k * F2FS_BLKSIZE;
+
+			res->blocks++;
+			if (keep(arg, idx[k], blk))
+				f2fs_cache_insert(c, addrs[idx[k]], blk);
+			else
+				res->rejected++;
+		}
+	}
+out:
+	free(idx);
+	free(bios);
+	free(iov);
+	free(first);
+	free(errs);
+	free(buf);
+}
+
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr)
 {
 	struct cache_shard *s = shard_of(c, blkaddr);

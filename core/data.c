@@ -30,10 +30,12 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 	if (!maxlen)
 		maxlen = 1;
 	if (f2fs_extent_lookup(&inode->et, lblk, &ext)) {
+		f2fs_stat_add(sb, extent_hits, 1);
 		*pblk = ext.blk + (lblk - ext.fofs);
 		*len = F2FS_MIN(ext.len - (lblk - ext.fofs), maxlen);
 		return 0;
 	}
+	f2fs_stat_add(sb, extent_misses, 1);
 	if (lblk >= f2fs_max_file_blocks(inode)) {
 		*pblk = NULL_ADDR;
 		*len = maxlen;
@@ -80,6 +82,57 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 	*pblk = a0;
 	*len = n;
 	return 0;
+}
+
+/*
+ * f2fs_precache_extents (F2FS_IOC_PRECACHE_EXTENTS): walk every direct node
+ * of the file once and put its mapped runs into the read extent cache, so
+ * later reads map without touching the node tree.  The walk reads nodes
+ * ahead (LOOKUP_NODE_RA), as the kernel's F2FS_GET_BLOCK_PRECACHE does.
+ * Caller holds the inode's read lock.
+ */
+int f2fs_precache_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	uint64_t end = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE, lblk = 0;
+	struct dnode_of_data *dn;
+	int err = 0;
+
+	/* compressed clusters are mapped cluster by cluster, inline data not at all */
+	if ((inode->mode & S_IFMT) != S_IFREG || f2fs_is_compressed(inode) ||
+	    (inode->inline_flags & F2FS_INLINE_DATA))
+		return 0;
+	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
+	dn = malloc(sizeof(*dn));
+	if (!dn)
+		return -ENOMEM;
+	while (lblk < end) {
+		err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)lblk, LOOKUP_NODE_RA, dn);
+		if (err == -ENOENT) {
+			lblk += dn->hole_blocks ? dn->hole_blocks : 1;
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		for (uint32_t i = dn->ofs_in_node; i < dn->naddrs; i++) {
+			uint32_t a = get_le32(dn->addrs + 4 * i);
+
+			if (!is_hole(a) && a != COMPRESS_ADDR && !f2fs_valid_main_blkaddr(sb, a)) {
+				err = f2fs_corrupted(sb, "inode %u: block %llu maps to 0x%x, outside "
+						     "the main area", inode->ino,
+						     (unsigned long long)(lblk + i - dn->ofs_in_node),
+						     a);
+				goto out;
+			}
+		}
+		f2fs_update_extent_cache(sb, dn, (uint32_t)lblk);
+		if (!dn->is_inode)
+			f2fs_stat_add(sb, precache_nodes, 1);
+		lblk += dn->naddrs - dn->ofs_in_node;
+	}
+out:
+	free(dn);
+	return err;
 }
 
 int f2fs_get_cluster_addrs(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
@@ -542,9 +595,12 @@ done:
 int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end)
 {
 	struct dnode_of_data dn;
+	uint64_t start0 = start;
 	int err = 0;
 
 	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
+	if (start >= end)
+		return 0;
 	while (start < end) {
 		uint32_t pblk, n;
 
@@ -570,8 +626,8 @@ int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t st
 		err = f2fs_put_dnode(sb, &dn);
 		if (err)
 			break;
-		f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
 	}
+	f2fs_drop_extent_cache(inode, start0, end - start0);
 	return err;
 }
 

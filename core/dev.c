@@ -507,6 +507,52 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 	return 0;
 }
 
+/*
+ * Several independent bios with up to depth of them in flight: the calling
+ * thread and depth - 1 helpers take the next bio until none is left.  A
+ * device with queue depth (NVMe, virtio, an image on either) serves them
+ * in parallel; on a single spindle they at least queue back to back.
+ * errs[i] receives bio i's result.
+ */
+struct bio_batch {
+	struct f2fs_dev *dev;
+	const struct f2fs_bio *bios;
+	int *errs;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *bio_batch_worker(void *arg)
+{
+	struct bio_batch *b = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&b->next, 1)) < b->n)
+		b->errs[i] = f2fs_submit_bio(b->dev, &b->bios[i]);
+	return NULL;
+}
+
+void f2fs_submit_bios(struct f2fs_dev *dev, const struct f2fs_bio *bios, int *errs, size_t n,
+		      unsigned int depth)
+{
+	struct bio_batch b = { .dev = dev, .bios = bios, .errs = errs, .n = n };
+	pthread_t tid[F2FS_MAX_BIO_DEPTH];
+	unsigned int nt = 0;
+
+	atomic_init(&b.next, 0);
+	if (depth > F2FS_MAX_BIO_DEPTH)
+		depth = F2FS_MAX_BIO_DEPTH;
+	/* threads only pay off with a request for each */
+	while (nt + 1 < depth && nt + 1 < n) {
+		if (pthread_create(&tid[nt], NULL, bio_batch_worker, &b))
+			break;	/* fewer in flight, still correct */
+		nt++;
+	}
+	bio_batch_worker(&b);
+	while (nt)
+		pthread_join(tid[--nt], NULL);
+}
+
 int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = (size_t)nr * F2FS_BLKSIZE };

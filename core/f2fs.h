@@ -112,6 +112,10 @@ void f2fs_dev_close(struct f2fs_dev *dev);
 uint64_t f2fs_dev_nr_blocks(const struct f2fs_dev *dev);
 bool f2fs_dev_is_blkdev(const struct f2fs_dev *dev);
 int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio);
+/* Independent bios, up to depth (<= F2FS_MAX_BIO_DEPTH) in flight; errs[i] per bio. */
+#define F2FS_MAX_BIO_DEPTH 32
+void f2fs_submit_bios(struct f2fs_dev *dev, const struct f2fs_bio *bios, int *errs, size_t n,
+		      unsigned int depth);
 /* Convenience: read nr contiguous blocks into one buffer. */
 int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr);
 int f2fs_dev_flush(struct f2fs_dev *dev);
@@ -158,6 +162,15 @@ void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf);
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr);
 void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses);
 void f2fs_cache_drop_all(struct f2fs_cache *c);
+bool f2fs_cache_contains(struct f2fs_cache *c, uint32_t blkaddr);
+/* Read-ahead into the cache (node and NAT blocks): what it did, added up. */
+struct f2fs_ra_result {
+	uint64_t blocks, requests, rejected;
+};
+typedef bool (*f2fs_ra_keep_fn)(void *arg, uint32_t i, const uint8_t *blk);
+void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
+			  uint32_t n, unsigned int depth, f2fs_ra_keep_fn keep, void *arg,
+			  struct f2fs_ra_result *res);
 
 /* ======================= extent cache (extent_cache.c) ======================= */
 
@@ -167,24 +180,39 @@ struct f2fs_extent {
 	uint32_t len;		/* number of blocks */
 };
 
-/* Per-inode read extent tree: sorted, non-overlapping, bounded in size. */
+/* Per-inode read extent tree: sorted, non-overlapping; all trees share one budget. */
+struct f2fs_extent_mgr;
 struct f2fs_extent_tree {
 	pthread_mutex_t lock;
 	struct f2fs_extent *ext;
 	uint32_t nr, cap;
-	struct f2fs_extent largest;	/* from i_ext */
+	struct f2fs_extent largest;	/* i_ext, or the longest run learned since */
+	struct f2fs_extent_mgr *mgr;	/* NULL: unbounded (tests) */
+	/* under the manager's lock */
+	struct f2fs_extent_tree *lru_prev, *lru_next;
+	bool on_lru;
+	size_t charged;			/* bytes counted against the budget */
 };
 
-void f2fs_extent_tree_init(struct f2fs_extent_tree *et, const struct f2fs_extent *largest);
+int f2fs_extent_mgr_create(struct f2fs_sb *sb, size_t max_bytes);
+void f2fs_extent_mgr_destroy(struct f2fs_sb *sb);
+uint64_t f2fs_extent_evictions(struct f2fs_sb *sb);
+void f2fs_extent_tree_init(struct f2fs_sb *sb, struct f2fs_extent_tree *et,
+			   const struct f2fs_extent *largest);
 void f2fs_extent_tree_destroy(struct f2fs_extent_tree *et);
+void f2fs_extent_tree_forget(struct f2fs_extent_tree *et);
 bool f2fs_extent_lookup(struct f2fs_extent_tree *et, uint32_t lblk, struct f2fs_extent *out);
 void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk, uint32_t len);
 /* Learn the mapped runs of a direct node from its slot ofs_in_node (file block lblk) on. */
 struct dnode_of_data;
 void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn, uint32_t lblk);
-/* Blocks [fofs, fofs + len) are remapped: forget what may be stale, in i_ext too. */
+/* Blocks [fofs, fofs + len) are remapped: cut them out of the runs, and of i_ext. */
 struct f2fs_inode;
 void f2fs_drop_extent_cache(struct f2fs_inode *inode, uint64_t fofs, uint64_t len);
+/* The same, for the runs of one tree alone. */
+void f2fs_drop_extent_cache_runs(struct f2fs_extent_tree *et, uint64_t fofs, uint64_t len);
+/* File block fofs now lives at blk (a cleaning move). */
+void f2fs_extent_cache_move(struct f2fs_inode *inode, uint32_t fofs, uint32_t blk);
 
 /* ======================= in-memory inode (inode.c) ======================= */
 
@@ -245,6 +273,8 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
+/* Every cached inode forgets its read extent runs (f2fs_drop_caches). */
+void f2fs_icache_drop_extents(struct f2fs_sb *sb);
 void f2fs_unhash_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* Drop the inode's derived encryption info (crypt.c sets it up). */
 void f2fs_put_crypt_info(struct f2fs_inode *inode);
@@ -430,6 +460,11 @@ struct f2fs_node_info {
 };
 
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
+/* Read ahead, in one batch (depth requests in flight), the NAT blocks of nids[0..n). */
+void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth);
+/* Node read-ahead as configured: 0 (off) or blocks per batch, and requests in flight. */
+uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb);
+unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb);
 
 /*
  * The writable NAT (nat.c): changed entries are kept in memory until a
@@ -553,6 +588,8 @@ static inline uint32_t f2fs_node_next_blkaddr(const uint8_t *blk)
  */
 int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 		    uint32_t maxlen, uint32_t *pblk, uint32_t *len);
+/* Put every mapped run of a regular file into its read extent cache (read lock held). */
+int f2fs_precache_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* Read one data block: 1 if mapped, 0 if a hole (buf zeroed), <0 on error. */
 int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			 uint8_t *buf);
@@ -834,6 +871,7 @@ void f2fs_quota_enforce(struct f2fs_sb *sb);
 struct f2fs_sb {
 	struct f2fs_dev *dev;
 	struct f2fs_cache *cache;
+	struct f2fs_extent_mgr *extents;	/* the read extent caches' budget */
 	struct f2fs_mount_opts opts;
 
 	/* superblock (the valid copy, raw) and derived geometry */
@@ -899,6 +937,8 @@ struct f2fs_sb {
 	struct {
 		atomic_uint_fast64_t checkpoints, gc_runs, gc_sections, gc_data_blocks,
 			gc_node_blocks, ssr_segments;
+		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
+			node_ra_requests, node_ra_rejected, precache_nodes;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */

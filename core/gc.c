@@ -229,6 +229,15 @@ static int gc_check_data_block(struct f2fs_sb *sb, uint32_t nid, uint8_t version
 	return 1;
 }
 
+/* The file block a moved pointer maps: its slot, from its direct node's first block. */
+static uint32_t gc_file_block(const struct f2fs_inode *inode, const struct gc_move *mv,
+			      const uint8_t *node)
+{
+	if (mv->nid == inode->ino)
+		return (mv->addr_off - I_ADDR) / 4 - f2fs_addr_start(inode);
+	return (uint32_t)(f2fs_start_bidx_of_node(inode, f2fs_node_ofs(node)) + mv->addr_off / 4);
+}
+
 /* Point the owner at the block's new home and let the old one go. */
 static int gc_commit_move(struct f2fs_sb *sb, const struct gc_move *mv, uint8_t *node)
 {
@@ -250,7 +259,7 @@ static int gc_commit_move(struct f2fs_sb *sb, const struct gc_move *mv, uint8_t 
 	}
 	if (!err) {
 		f2fs_invalidate_block(sb, mv->old);
-		f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
+		f2fs_extent_cache_move(inode, gc_file_block(inode, mv, node), mv->new);
 		err = f2fs_mark_inode_dirty(sb, inode);	/* i_addr or i_ext changed */
 	}
 	pthread_rwlock_unlock(&inode->lock);

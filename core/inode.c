@@ -137,7 +137,7 @@ static int decode_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 				  largest.fofs, largest.blk, largest.len);
 			largest.len = 0;
 		}
-		f2fs_extent_tree_init(&inode->et, largest.len ? &largest : NULL);
+		f2fs_extent_tree_init(sb, &inode->et, largest.len ? &largest : NULL);
 	}
 	return 0;
 }
@@ -353,6 +353,15 @@ void f2fs_icache_destroy(struct f2fs_sb *sb)
 	sb->nr_cached_inodes = sb->nr_unused_inodes = 0;
 }
 
+void f2fs_icache_drop_extents(struct f2fs_sb *sb)
+{
+	pthread_mutex_lock(&sb->icache_lock);
+	for (int b = 0; b < F2FS_ICACHE_BUCKETS; b++)
+		for (struct f2fs_inode *i = sb->icache[b]; i; i = i->hnext)
+			f2fs_extent_tree_forget(&i->et);
+	pthread_mutex_unlock(&sb->icache_lock);
+}
+
 /* ---- attributes ---- */
 
 
@@ -558,7 +567,7 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 				 inode->inline_xattr_addrs;
 	/* compression is chosen by f2fs_compress_new_inode, with the name */
 	inode->flags &= ~(F2FS_COMPR_FL | F2FS_NOCOMP_FL);
-	f2fs_extent_tree_init(&inode->et, NULL);
+	f2fs_extent_tree_init(sb, &inode->et, NULL);
 	pthread_rwlock_init(&inode->lock, NULL);
 	f2fs_now(&now);
 	for (int t = 0; t < 4; t++)

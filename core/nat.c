@@ -66,7 +66,44 @@ static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool keep_any(void *arg, uint32_t i, const uint8_t *blk)
+{
+	(void)arg, (void)i, (void)blk;
+	return true;	/* a NAT block has no footer; its entries are checked on use */
+}
+
 static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
+
+void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth)
+{
+	struct f2fs_ra_result res = { 0 };
+	struct f2fs_node_info ni;
+	uint32_t *addrs = malloc(n * sizeof(*addrs)), m = 0;
+
+	if (!addrs)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nid = nids[i];
+
+		if (nid < sb->root_ino || nid >= sb->max_nid)
+			continue;	/* the lookup itself reports it */
+		if ((sb->nm && nat_cache_lookup(sb, nid, &ni)) || lookup_journal(sb, nid, &ni))
+			continue;
+		addrs[m++] = nat_block_addr(sb, nid);
+	}
+	qsort(addrs, m, sizeof(*addrs), cmp_u32);
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, depth, keep_any, NULL, &res);
+	f2fs_stat_add(sb, node_ra_requests, res.requests);
+	free(addrs);
+}
+
 
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
 {

@@ -92,6 +92,121 @@ int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t ofs, 
 	return f2fs_check_node_footer(sb, buf, nid, ino, ofs);
 }
 
+/* ======================= node read-ahead ======================= */
+
+uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb)
+{
+	if (sb->opts.no_node_ra)
+		return 0;
+	return sb->opts.node_ra ? sb->opts.node_ra : F2FS_DEFAULT_NODE_RA;
+}
+
+unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb)
+{
+	return sb->opts.node_ra_depth ? sb->opts.node_ra_depth : F2FS_DEFAULT_NODE_RA_DEPTH;
+}
+
+static bool is_dirty_node(struct f2fs_sb *sb, uint32_t nid)
+{
+	struct f2fs_node_table *t = sb->dirty_nodes;
+	bool d;
+
+	if (!t)
+		return false;
+	pthread_mutex_lock(&t->lock);
+	d = *dirty_slot(t, nid) != NULL;
+	pthread_mutex_unlock(&t->lock);
+	return d;
+}
+
+struct ra_node {
+	uint32_t addr, nid, ofs;
+};
+
+struct ra_node_ctx {
+	const struct ra_node *v;
+	uint32_t ino;
+};
+
+static int cmp_ra_node(const void *a, const void *b)
+{
+	uint32_t x = ((const struct ra_node *)a)->addr, y = ((const struct ra_node *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A block read ahead is kept only if its footer names the node the parent points to. */
+static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
+{
+	const struct ra_node_ctx *ctx = arg;
+	const struct ra_node *r = &ctx->v[i];
+
+	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == ctx->ino &&
+	       f2fs_node_ofs(blk) == r->ofs;
+}
+
+/*
+ * f2fs_ra_node_pages: the walk reached indirect node `parent` (node offset
+ * pofs) of inode ino and wants its child in slot `start`.  If that child is
+ * not in memory yet, read it and the next ones in one batch: nids through
+ * the NAT (its blocks batched too), addresses sorted, neighbours coalesced
+ * into one request each, several requests in flight.  The direct nodes of
+ * a file written in order lie side by side in the node log, so a whole
+ * indirect node's children usually come in a handful of requests instead
+ * of a thousand.
+ */
+static void ra_node_children(struct f2fs_sb *sb, uint32_t ino, const uint8_t *parent,
+			     uint32_t pofs, uint32_t start)
+{
+	uint32_t max = f2fs_node_ra_blocks(sb), nids[NIDS_PER_BLOCK], n = 0, m = 0;
+	struct f2fs_ra_result res = { 0 };
+	struct f2fs_node_info ni;
+	struct ra_node *v;
+	struct ra_node_ctx ctx;
+	uint32_t *addrs;
+
+	if (!max || start >= NIDS_PER_BLOCK)
+		return;
+	nids[0] = get_le32(parent + 4 * start);
+	if (!nids[0] || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
+	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
+		return;	/* a hole, in memory already, or for the reader to report */
+	for (uint32_t i = start; i < NIDS_PER_BLOCK && n < max; i++) {
+		uint32_t nid = get_le32(parent + 4 * i);
+
+		if (nid)
+			nids[n++] = nid;
+	}
+	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
+	v = malloc(n * sizeof(*v));
+	addrs = malloc(n * sizeof(*addrs));
+	if (!v || !addrs)
+		goto out;
+	for (uint32_t i = start, k = 0; i < NIDS_PER_BLOCK && k < n; i++) {
+		uint32_t nid = get_le32(parent + 4 * i);
+
+		if (!nid)
+			continue;
+		k++;
+		if (is_dirty_node(sb, nid) || f2fs_get_node_info(sb, nid, &ni) ||
+		    ni.ino != ino || !f2fs_valid_main_blkaddr(sb, ni.blkaddr))
+			continue;
+		v[m++] = (struct ra_node){ ni.blkaddr, nid, pofs + 1 + i };
+	}
+	qsort(v, m, sizeof(*v), cmp_ra_node);
+	for (uint32_t i = 0; i < m; i++)
+		addrs[i] = v[i].addr;
+	ctx = (struct ra_node_ctx){ v, ino };
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
+			     &ctx, &res);
+	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
+	f2fs_stat_add(sb, node_ra_requests, res.requests);
+	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
+out:
+	free(v);
+	free(addrs);
+}
+
 /* ======================= the node tree ======================= */
 
 uint64_t f2fs_max_file_blocks(const struct f2fs_inode *inode)
@@ -275,8 +390,12 @@ int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_
 			memcpy(dn->node, child, F2FS_BLKSIZE);
 		}
 		parent = nid;
-		if (k < level)
+		if (k < level) {
+			/* the parent of the direct node: its next children too */
+			if (mode == LOOKUP_NODE_RA && k == level - 1)
+				ra_node_children(sb, inode->ino, dn->node, noffset[k], offset[k]);
 			nid = get_le32(dn->node + 4 * offset[k]);
+		}
 	}
 	dn->nid = parent;
 	dn->is_inode = false;

@@ -280,6 +280,9 @@ static int fill_super(struct f2fs_sb *sb)
 	sb->cache = f2fs_cache_create(csize);
 	if (!sb->cache)
 		return -ENOMEM;
+	err = f2fs_extent_mgr_create(sb, sb->opts.extent_cache_size);
+	if (err)
+		return err;
 	err = read_super(sb);
 	if (err)
 		return err;
@@ -342,6 +345,7 @@ static int fill_super(struct f2fs_sb *sb)
 static void sb_free(struct f2fs_sb *sb)
 {
 	f2fs_icache_destroy(sb);
+	f2fs_extent_mgr_destroy(sb);
 	f2fs_destroy_node_table(sb);
 	f2fs_destroy_node_manager(sb);
 	f2fs_destroy_segment_manager(sb);
@@ -551,6 +555,19 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->gc_data_blocks = atomic_load(&sb->stat.gc_data_blocks);
 	st->gc_node_blocks = atomic_load(&sb->stat.gc_node_blocks);
 	st->ssr_segments = atomic_load(&sb->stat.ssr_segments);
+	st->extent_hits = atomic_load(&sb->stat.extent_hits);
+	st->extent_misses = atomic_load(&sb->stat.extent_misses);
+	st->extent_evictions = f2fs_extent_evictions(sb);
+	st->node_ra_blocks = atomic_load(&sb->stat.node_ra_blocks);
+	st->node_ra_requests = atomic_load(&sb->stat.node_ra_requests);
+	st->node_ra_rejected = atomic_load(&sb->stat.node_ra_rejected);
+	st->precache_nodes = atomic_load(&sb->stat.precache_nodes);
+}
+
+void f2fs_drop_caches(struct f2fs_sb *sb)
+{
+	f2fs_icache_drop_extents(sb);
+	f2fs_cache_drop_all(sb->cache);
 }
 
 /* f2fs-fusectl status: /sys/kernel/debug/f2fs/status, from the live state. */

@@ -220,6 +220,38 @@ ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint6
 	return r;
 }
 
+int f2fs_precache_extents(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	int err = f2fs_iget_req(sb, ino, &inode);
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	err = f2fs_precache_inode(sb, inode);
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+int f2fs_node_blocks_estimate(struct f2fs_sb *sb, uint32_t ino, uint64_t *nodes)
+{
+	struct f2fs_inode *inode;
+	uint64_t blocks;
+	int err = f2fs_iget_req(sb, ino, &inode);
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	blocks = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+	*nodes = blocks > inode->addrs_per_inode ?
+		 (blocks - inode->addrs_per_inode + f2fs_addrs_per_block(inode) - 1) /
+		 f2fs_addrs_per_block(inode) : 0;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return 0;
+}
+
 /*
  * The stored target: inline data or block 0, i_size bytes.  For an
  * encrypted symlink that is struct fscrypt_symlink_data, shown decrypted
