@@ -120,6 +120,10 @@ struct f2fs_fuse {
 	char *mountpoint;
 	unsigned int read_ahead_kb;
 
+	/* -o precache_extents[=N] (precache.c) */
+	bool precache_open;
+	uint64_t precache_min_nodes;
+
 	/* Requests by kind (opstats.c); SIGUSR1 and -o io_stats print them. */
 	struct f2fs_fuse_opstat opstats[F2FS_OP_COUNT];
 	pthread_t opstats_thread;
@@ -209,6 +213,12 @@ void f2fs_fuse_log(struct f2fs_fuse *fs, enum f2fs_log_level lvl, const char *fm
 void f2fs_fuse_log_msg(void *arg, enum f2fs_log_level lvl, const char *msg);
 /* -o io_stats: what the mount read from and wrote to the image, by request size. */
 void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs);
+
+/* F2FS_IOC_PRECACHE_EXTENTS and the cache drop (precache.c): true if answered. */
+bool f2fs_fuse_cache_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd);
+/* -o precache_extents: precache a large regular file being opened. */
+void f2fs_fuse_precache_on_open(struct f2fs_fuse *fs, fuse_ino_t ino);
+#define F2FS_FUSE_PRECACHE_MIN_NODES 16	/* 64 MiB of file */
 
 /* Drop the kernel's cached attributes of ino: the next stat or permission check asks again. */
 void f2fs_fuse_inval_attrs(struct f2fs_fuse *fs, fuse_ino_t ino);

@@ -22,6 +22,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	f2fs_fuse_set_open_flags(fs, nid, fi);
+	f2fs_fuse_precache_on_open(fs, ino);
 	/* An interrupted open gets no release; drop the count now. */
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		f2fs_release(fs->sb, nid);

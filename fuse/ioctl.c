@@ -132,6 +132,9 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	/* quota reports and limits (quotactl_proto.h) */
 	if (f2fs_fuse_quotactl_ioctl(req, cmd, in_buf, in_bufsz, out_bufsz))
 		return;
+	/* extent precache and cache drops (precache.c) */
+	if (f2fs_fuse_cache_ioctl(req, ino, cmd))
+		return;
 	/* the f2fs ioctls, FITRIM, labels; f2fs-fusectl's extents and status */
 	if (f2fs_fuse_f2fs_ioctl(req, ino, cmd, arg, fi, in_buf, in_bufsz, out_bufsz))
 		return;

@@ -103,6 +103,12 @@ void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs)
 		      (unsigned long long)st.write_bytes, (unsigned long long)st.flushes);
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  metadata cache: %llu hits, %llu misses",
 		      (unsigned long long)st.cache_hits, (unsigned long long)st.cache_misses);
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  extent cache: %llu hits, %llu misses, %llu evictions; "
+		      "precache: %llu direct nodes; node read-ahead: %llu blocks in %llu "
+		      "requests, %llu refused", (unsigned long long)st.extent_hits,
+		      (unsigned long long)st.extent_misses, (unsigned long long)st.extent_evictions,
+		      (unsigned long long)st.precache_nodes, (unsigned long long)st.node_ra_blocks,
+		      (unsigned long long)st.node_ra_requests, (unsigned long long)st.node_ra_rejected);
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  checkpoints %llu; cleaning: %llu runs, %llu sections, "
 		      "%llu data and %llu node blocks moved; SSR: %llu segments reused",
 		      (unsigned long long)st.checkpoints, (unsigned long long)st.gc_runs,

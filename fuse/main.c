@@ -114,6 +114,10 @@ static int run(int argc, char *argv[])
 	mopts.nodiratime = c.nodiratime;
 	mopts.quota_limits = c.quota_limits;
 	mopts.cache_size = c.cache_size;
+	mopts.node_ra = c.node_ra;
+	mopts.no_node_ra = c.no_node_ra;
+	mopts.node_ra_depth = c.node_ra_depth;
+	mopts.extent_cache_size = c.extent_cache_size;
 	mopts.log = f2fs_fuse_log_msg;
 	mopts.log_arg = &fs;
 	mopts.log_level = fs.log_level;

@@ -43,6 +43,11 @@ enum {
 	KEY_GRPQUOTA,
 	KEY_PRJQUOTA,
 	KEY_NOQUOTA,
+	KEY_NODE_RA,
+	KEY_NODE_RA_DEPTH,
+	KEY_EXTENT_CACHE_SIZE,
+	KEY_PRECACHE,
+	KEY_PRECACHE_N,
 };
 
 static const struct fuse_opt cli_opts[] = {
@@ -61,6 +66,11 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD),
 	FUSE_OPT_KEY("fsync_checkpoint", KEY_FSYNC_CHECKPOINT),
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
+	FUSE_OPT_KEY("node_ra=", KEY_NODE_RA),
+	FUSE_OPT_KEY("node_ra_depth=", KEY_NODE_RA_DEPTH),
+	FUSE_OPT_KEY("extent_cache_size=", KEY_EXTENT_CACHE_SIZE),
+	FUSE_OPT_KEY("precache_extents", KEY_PRECACHE),
+	FUSE_OPT_KEY("precache_extents=", KEY_PRECACHE_N),
 	FUSE_OPT_KEY("key_file=", KEY_KEY_FILE),
 	FUSE_OPT_KEY("v1_key_file=", KEY_V1_KEY_FILE),
 	FUSE_OPT_KEY("keyctl_socket=", KEY_KEYCTL_SOCKET),
@@ -256,6 +266,32 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_IO_STATS:
 		c->io_stats = true;
 		return 0;
+	case KEY_NODE_RA:
+		/* at most the children of one indirect node */
+		if (parse_ulong(opt_value(arg), 10, 1018, &v))
+			return bad_value(arg);
+		c->node_ra = (uint32_t)v;
+		c->no_node_ra = v == 0;
+		return 0;
+	case KEY_NODE_RA_DEPTH:
+		if (parse_ulong(opt_value(arg), 10, 32, &v) || v == 0)
+			return bad_value(arg);
+		c->node_ra_depth = (uint32_t)v;
+		return 0;
+	case KEY_EXTENT_CACHE_SIZE:
+		if (parse_size(opt_value(arg), &c->extent_cache_size) || !c->extent_cache_size)
+			return bad_value(arg);
+		return 0;
+	case KEY_PRECACHE:
+		fs->precache_open = true;
+		fs->precache_min_nodes = F2FS_FUSE_PRECACHE_MIN_NODES;
+		return 0;
+	case KEY_PRECACHE_N:
+		if (parse_ulong(opt_value(arg), 10, UINT32_MAX, &v))
+			return bad_value(arg);
+		fs->precache_open = true;
+		fs->precache_min_nodes = v;
+		return 0;
 	case KEY_KEY_FILE:
 		return f2fs_keyctl_opt_key_file(fs, opt_value(arg)) ? -1 : 0;
 	case KEY_V1_KEY_FILE:
@@ -332,6 +368,15 @@ void f2fs_fuse_help(void)
 	       "    -o usrquota, grpquota, prjquota  enforce that type's quota limits (quota_ino\n"
 	       "                           filesystems; usage is always kept); -o quota is\n"
 	       "                           usrquota, -o noquota none\n"
+	       "    -o node_ra=N           read up to N node blocks ahead, in one batch, when\n"
+	       "                           a walk reaches an indirect node cold (default:\n"
+	       "                           1018, the whole node; 0: one read per node)\n"
+	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 4)\n"
+	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"
+	       "                           files (default: 16 MiB)\n"
+	       "    -o precache_extents[=N]  map a regular file into the extent cache when\n"
+	       "                           it is opened, if it has more than N direct nodes\n"
+	       "                           (default N: 16, a 64 MiB file)\n"
 	       "    -o io_stats            print the image I/O counts by request size,\n"
 	       "                           checkpoints, cleaning and SSR counts, and the\n"
 	       "                           FUSE requests by kind, at unmount (SIGUSR1\n"

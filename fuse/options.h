@@ -24,6 +24,9 @@ struct f2fs_fuse_cli {
 	unsigned int read_ahead_kb;
 	bool have_read_ahead;
 	struct f2fs_mount_opts *mopts;	/* compression options go straight in */
+	uint32_t node_ra, node_ra_depth;
+	bool no_node_ra;
+	size_t extent_cache_size;
 };
 
 int f2fs_fuse_parse_opts(struct fuse_args *args, struct f2fs_fuse_cli *c);

@@ -69,6 +69,12 @@ void usage(FILE *out)
 	      "        --direct-key  --iv-ino-lblk-64  --iv-ino-lblk-32\n"
 	      "        --data-unit-size=512|1024|2048|4096              (default: the block)\n"
 	      "      (v1 policies take neither --iv-ino-lblk-* nor --data-unit-size)\n"
+	      "  " PROG " precache [-t] FILE...\n"
+	      "      Map each file into the mount's extent cache (F2FS_IOC_PRECACHE_EXTENTS);\n"
+	      "      -t prints how long each took.\n"
+	      "  " PROG " drop_caches MOUNTPOINT\n"
+	      "      Make the daemon forget its clean node and metadata blocks and extent\n"
+	      "      runs, for cold measurements (the mount's owner or root).\n"
 	      "\n"
 	      "  " PROG " quota [-u|-g|-p] MOUNTPOINT\n"
 	      "      Report the usage and limits of every user (-u, the default), group\n"
@@ -179,6 +185,8 @@ int main(int argc, char *argv[])
 		{ "quota", cmd_quota },
 		{ "extents", cmd_extents },
 		{ "status", cmd_status },
+		{ "precache", cmd_precache },
+		{ "drop_caches", cmd_drop_caches },
 	};
 	int i, j;
 

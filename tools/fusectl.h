@@ -61,5 +61,10 @@ int cmd_quota(int argc, char *argv[]);
 /* fusectl_reports.c */
 int cmd_extents(int argc, char *argv[]);
 int cmd_status(int argc, char *argv[]);
+/* Could fd be on a FUSE mount? (false: surely not; our ioctl numbers stay away) */
+bool maybe_fuse(int fd);
+/* Extent precache and cache drops (fusectl_cache.c). */
+int cmd_precache(int argc, char *argv[]);
+int cmd_drop_caches(int argc, char *argv[]);
 
 #endif

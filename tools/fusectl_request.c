@@ -190,7 +190,7 @@ static int via_socket(const char *path, int file, uint32_t op, void *arg, size_t
 }
 
 /* Could this be a FUSE mount?  Keeps our ioctl numbers away from other drivers. */
-static bool maybe_fuse(int fd)
+bool maybe_fuse(int fd)
 {
 #ifdef __linux__
 	struct statfs sf;
