@@ -13,6 +13,7 @@
 #   make bench-meta small-file metadata benchmark (docs/benchmarks-meta.md)
 #   make bench-writeback  the 8-job O_SYNC writeback benchmark, peers, an
 #                   IOPS-limited device (docs/benchmarks.md; QUICK=1: smoke)
+#   make bench-precache  extent precache, node read-ahead on/off (docs/benchmarks.md)
 #   make fstests    fstests' quick group against the mount, needs root
 #                   (FSTESTS_ARGS="-g auto"; results: docs/conformance.md)
 #   make test-fresh make demo and make test-unit as the first commands on a
@@ -121,8 +122,14 @@ $(BUILD)/tests/crash/replay: tests/crash/replay.c tests/lib/testdev.c $(LIBCORE)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -Itests/lib -o $@ \
 	    tests/crash/replay.c tests/lib/testdev.c $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
+# the precache benchmark's limit: the node blocks alone, straight from the image
+$(BUILD)/tests/bench/nodelimit: tests/bench/nodelimit.c $(LIBCORE) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
+	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+
 -include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(TOOL_OBJ) \
-	$(BUILD)/tests/crash/replay)
+	$(BUILD)/tests/crash/replay $(BUILD)/tests/bench/nodelimit)
 
 # ---- packages ----
 deps:
@@ -205,6 +212,11 @@ bench-writeback: deps
 	@$(MAKE) --no-print-directory all
 	@BENCH_GROUPS=writeback BENCH_QUICK=$(QUICK) \
 		tests/bench/run.sh $(abspath $(or $(F2FS_FUSE),$(BUILD)/f2fs-fuse))
+# extent precache with and without node read-ahead, cold (not part of test)
+.PHONY: bench-precache
+bench-precache: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/bench/nodelimit
+	@tests/bench/precache.py --build $(abspath $(BUILD)) $(BENCH_PRECACHE_ARGS)
 
 # small files side by side with kernel ext4 and fuse2fs (root; not part of test)
 .PHONY: bench-meta

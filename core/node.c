@@ -146,52 +146,35 @@ static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 }
 
 /*
- * f2fs_ra_node_pages: the walk reached indirect node `parent` (node offset
- * pofs) of inode ino and wants its child in slot `start`.  If that child is
- * not in memory yet, read it and the next ones in one batch: nids through
- * the NAT (its blocks batched too), addresses sorted, neighbours coalesced
- * into one request each, several requests in flight.  The direct nodes of
- * a file written in order lie side by side in the node log, so a whole
- * indirect node's children usually come in a handful of requests instead
- * of a thousand.
+ * Read ahead nodes nids[0..n) of inode ino, expected at node offsets
+ * ofs[0..n), unless nids[0], the one the walk wants next, is in memory
+ * already: nids through the NAT (its blocks batched too), addresses
+ * sorted, neighbours coalesced into one request each, several requests in
+ * flight.  The nodes of a file written in order lie side by side in the
+ * node log, so a thousand of them usually come in a handful of requests.
  */
-static void ra_node_children(struct f2fs_sb *sb, uint32_t ino, const uint8_t *parent,
-			     uint32_t pofs, uint32_t start)
+static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
+		     uint32_t n)
 {
-	uint32_t max = f2fs_node_ra_blocks(sb), nids[NIDS_PER_BLOCK], n = 0, m = 0;
 	struct f2fs_ra_result res = { 0 };
 	struct f2fs_node_info ni;
 	struct ra_node *v;
 	struct ra_node_ctx ctx;
-	uint32_t *addrs;
+	uint32_t *addrs, m = 0;
 
-	if (!max || start >= NIDS_PER_BLOCK)
-		return;
-	nids[0] = get_le32(parent + 4 * start);
-	if (!nids[0] || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
+	if (!n || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
 	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
-		return;	/* a hole, in memory already, or for the reader to report */
-	for (uint32_t i = start; i < NIDS_PER_BLOCK && n < max; i++) {
-		uint32_t nid = get_le32(parent + 4 * i);
-
-		if (nid)
-			nids[n++] = nid;
-	}
+		return;	/* in memory already, or for the reader to report */
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
 	v = malloc(n * sizeof(*v));
 	addrs = malloc(n * sizeof(*addrs));
 	if (!v || !addrs)
 		goto out;
-	for (uint32_t i = start, k = 0; i < NIDS_PER_BLOCK && k < n; i++) {
-		uint32_t nid = get_le32(parent + 4 * i);
-
-		if (!nid)
-			continue;
-		k++;
-		if (is_dirty_node(sb, nid) || f2fs_get_node_info(sb, nid, &ni) ||
+	for (uint32_t i = 0; i < n; i++) {
+		if (is_dirty_node(sb, nids[i]) || f2fs_get_node_info(sb, nids[i], &ni) ||
 		    ni.ino != ino || !f2fs_valid_main_blkaddr(sb, ni.blkaddr))
 			continue;
-		v[m++] = (struct ra_node){ ni.blkaddr, nid, pofs + 1 + i };
+		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i] };
 	}
 	qsort(v, m, sizeof(*v), cmp_ra_node);
 	for (uint32_t i = 0; i < m; i++)
@@ -205,6 +188,50 @@ static void ra_node_children(struct f2fs_sb *sb, uint32_t ino, const uint8_t *pa
 out:
 	free(v);
 	free(addrs);
+}
+
+/*
+ * f2fs_ra_node_pages: the walk reached indirect node `parent` (node offset
+ * pofs) and wants its child in slot `start`: that child and the next ones
+ * (up to node_ra of them; slots without a node are holes).
+ */
+static void ra_node_children(struct f2fs_sb *sb, uint32_t ino, const uint8_t *parent,
+			     uint32_t pofs, uint32_t start)
+{
+	uint32_t max = f2fs_node_ra_blocks(sb), nids[NIDS_PER_BLOCK], ofs[NIDS_PER_BLOCK], n = 0;
+
+	if (!get_le32(parent + 4 * start))
+		return;
+	for (uint32_t i = start; i < NIDS_PER_BLOCK && n < max; i++) {
+		uint32_t nid = get_le32(parent + 4 * i);
+
+		if (nid) {
+			nids[n] = nid;
+			ofs[n++] = pofs + 1 + i;
+		}
+	}
+	ra_nodes(sb, ino, nids, ofs, n);
+}
+
+/*
+ * The same one level up: the walk leaves the inode for its node in slot
+ * `start` of i_nid; the inode's other nodes (direct, indirect, double
+ * indirect) were written with it and usually lie beside it.
+ */
+static void ra_inode_nodes(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint32_t start)
+{
+	const uint32_t nofs[5] = { 1, 2, 3, 4 + NIDS_PER_BLOCK, 5 + 2 * NIDS_PER_BLOCK };
+	uint32_t nids[5], ofs[5], n = 0;
+
+	if (!f2fs_node_ra_blocks(sb) || !f2fs_i_nid(inode, (int)start))
+		return;
+	for (uint32_t k = start; k < 5; k++) {
+		if (f2fs_i_nid(inode, (int)k)) {
+			nids[n] = f2fs_i_nid(inode, (int)k);
+			ofs[n++] = nofs[k];
+		}
+	}
+	ra_nodes(sb, inode->ino, nids, ofs, n);
 }
 
 /* ======================= the node tree ======================= */
@@ -354,6 +381,8 @@ int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_
 		return mode == ALLOC_NODE ? dnode_version(sb, dn) : 0;
 	}
 	nid = f2fs_i_nid(inode, (int)(offset[0] - NODE_DIR1_BLOCK));
+	if (mode == LOOKUP_NODE_RA)
+		ra_inode_nodes(sb, inode, offset[0] - NODE_DIR1_BLOCK);
 	for (int k = 1; k <= level; k++) {
 		if (nid) {
 			err = f2fs_get_node(sb, nid, inode->ino, noffset[k], dn->node);

@@ -242,3 +242,32 @@ def main(argv):
 
 if __name__ == "__main__":
     main(sys.argv)
+
+
+def precache_png(results, out):
+    """bench-precache.png: extent precache time per file size, node read-ahead off,
+    on (default depth, and one request in flight), and the limit; medians with
+    every run as a dot (tests/bench/precache.py)."""
+    series = [("node_ra=0", "0", "#7f7f7f"), ("node_ra (default)", "default", "#1f77b4"),
+              ("node_ra, depth 1", "depth1", "#2ca02c")]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    x = list(range(len(results)))
+    w = 0.2
+    for k, (label, key, color) in enumerate(series):
+        meds = [statistics.median(r["ms"] for r in res["runs"][key]) for res in results]
+        ax.bar([i + (k - 1.5) * w for i in x], meds, w, label=label, color=color)
+        for i, res in enumerate(results):
+            ax.scatter([i + (k - 1.5) * w] * len(res["runs"][key]),
+                       [r["ms"] for r in res["runs"][key]], s=6, color="black", zorder=3)
+    lim = [statistics.median(res["limit"]["ms"]) for res in results]
+    ax.bar([i + 1.5 * w for i in x], lim, w, label="limit (nodelimit)", color="#ff7f0e")
+    ax.set_xticks(x)
+    ax.set_xticklabels(["%d GiB" % res["gib"] for res in results])
+    ax.set_ylabel("F2FS_IOC_PRECACHE_EXTENTS, cold (ms)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title("Extent precache: node read-ahead off / on, and the limit")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    print(os.path.basename(out))
