@@ -511,7 +511,10 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
  * Several independent bios with up to depth of them in flight: the calling
  * thread and depth - 1 helpers take the next bio until none is left.  A
  * device with queue depth (NVMe, virtio, an image on either) serves them
- * in parallel; on a single spindle they at least queue back to back.
+ * in parallel.  The caller waits only for bios a helper has taken, never
+ * for a helper to start: on a busy machine a new thread may not run for
+ * many milliseconds, and by then the caller has done the work itself.
+ * Helpers that start late find nothing left and drop their reference.
  * errs[i] receives bio i's result.
  */
 struct bio_batch {
@@ -520,37 +523,91 @@ struct bio_batch {
 	int *errs;
 	size_t n;
 	atomic_size_t next;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t done;		/* bios finished, under lock */
+	int refs;		/* the caller and each helper, under lock */
 };
+
+static void bio_batch_put(struct bio_batch *b)
+{
+	bool last;
+
+	pthread_mutex_lock(&b->lock);
+	last = --b->refs == 0;
+	pthread_mutex_unlock(&b->lock);
+	if (last) {
+		pthread_mutex_destroy(&b->lock);
+		pthread_cond_destroy(&b->cond);
+		free(b);
+	}
+}
+
+static void bio_batch_run(struct bio_batch *b)
+{
+	size_t i;
+
+	while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
+		int err = f2fs_submit_bio(b->dev, &b->bios[i]);
+
+		pthread_mutex_lock(&b->lock);
+		b->errs[i] = err;
+		if (++b->done == b->n)
+			pthread_cond_broadcast(&b->cond);
+		pthread_mutex_unlock(&b->lock);
+	}
+}
 
 static void *bio_batch_worker(void *arg)
 {
-	struct bio_batch *b = arg;
-	size_t i;
-
-	while ((i = atomic_fetch_add(&b->next, 1)) < b->n)
-		b->errs[i] = f2fs_submit_bio(b->dev, &b->bios[i]);
+	bio_batch_run(arg);
+	bio_batch_put(arg);
 	return NULL;
 }
 
 void f2fs_submit_bios(struct f2fs_dev *dev, const struct f2fs_bio *bios, int *errs, size_t n,
 		      unsigned int depth)
 {
-	struct bio_batch b = { .dev = dev, .bios = bios, .errs = errs, .n = n };
-	pthread_t tid[F2FS_MAX_BIO_DEPTH];
+	struct bio_batch *b = calloc(1, sizeof(*b));
+	pthread_attr_t attr;
 	unsigned int nt = 0;
 
-	atomic_init(&b.next, 0);
+	if (!b) {
+		for (size_t i = 0; i < n; i++)
+			errs[i] = f2fs_submit_bio(dev, &bios[i]);
+		return;
+	}
+	*b = (struct bio_batch){ .dev = dev, .bios = bios, .errs = errs, .n = n, .refs = 1 };
+	atomic_init(&b->next, 0);
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 << 10);
 	if (depth > F2FS_MAX_BIO_DEPTH)
 		depth = F2FS_MAX_BIO_DEPTH;
 	/* threads only pay off with a request for each */
 	while (nt + 1 < depth && nt + 1 < n) {
-		if (pthread_create(&tid[nt], NULL, bio_batch_worker, &b))
-			break;	/* fewer in flight, still correct */
+		pthread_t tid;
+
+		pthread_mutex_lock(&b->lock);
+		b->refs++;
+		pthread_mutex_unlock(&b->lock);
+		if (pthread_create(&tid, &attr, bio_batch_worker, b)) {
+			pthread_mutex_lock(&b->lock);
+			b->refs--;	/* fewer in flight, still correct */
+			pthread_mutex_unlock(&b->lock);
+			break;
+		}
 		nt++;
 	}
-	bio_batch_worker(&b);
-	while (nt)
-		pthread_join(tid[--nt], NULL);
+	pthread_attr_destroy(&attr);
+	bio_batch_run(b);
+	pthread_mutex_lock(&b->lock);
+	while (b->done < b->n)
+		pthread_cond_wait(&b->cond, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	bio_batch_put(b);
 }
 
 int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr)

@@ -684,6 +684,37 @@ def _(img):
     return mounts(ok('stat', 'big'), err('read', 'big'))
 
 
+@variant('ra_indirect_child_footer', 'A', 'node',
+         "huge's indirect node's first child names another nid in its footer (read ahead)")
+def _(img):
+    ind = no_extent(img, 'huge').i_nid(2)
+    assert ind, 'huge has no indirect node'
+    child = F.u32(img.buf, img.node_blkaddr(ind) * F.BLK)
+    blk = img.node_blkaddr(child)
+    p32(img.buf, blk * F.BLK + F.FOOTER, child + 1)
+    return mounts(ok('stat', 'huge'), err('precache', 'huge'), err('read', 'huge'),
+                  ok_read(img, 'big'))
+
+
+@variant('ra_inode_nodes_swapped', 'A', 'NAT',
+         "huge's first direct node's NAT entry points at its second direct node (read ahead "
+         "together from the inode)")
+def _(img):
+    ino = no_extent(img, 'huge')
+    nat_set_blk(img, ino.i_nid(0), img.node_blkaddr(ino.i_nid(1)))
+    return mounts(ok('stat', 'huge'), err('precache', 'huge'), err('read', 'huge'),
+                  ok_read(img, 'big'))
+
+
+@variant('ra_indirect_child_out_of_range', 'A', 'node',
+         "huge's indirect node's first child is beyond max_nid (read ahead)")
+def _(img):
+    ind = no_extent(img, 'huge').i_nid(2)
+    p32(img.buf, img.node_blkaddr(ind) * F.BLK, img.max_nid + 5)
+    return mounts(ok('stat', 'huge'), err('precache', 'huge'), err('read', 'huge'),
+                  ok_read(img, 'big'))
+
+
 @variant('xattr_nid_self', 'A', 'node', "hello's i_xattr_nid is its own inode")
 def _(img):
     set_inode_field(img, 'hello', 76, '<I', img.lookup_path('hello').nid)
