@@ -5,6 +5,7 @@ python3-matplotlib; the tables stay the reference, the pictures show them).
     plots.py RESULTS INFO OUTDIR     writes OUTDIR/bench-*.png, prints their names
     plots.py writeback RESULTS INFO OUTDIR
                                      make bench-writeback's bench-wb-*.png
+    plots.py --precache JSON PNG     the picture of tests/bench/precache.py's run
 
 - bench-ratios.png: every f2fs-fuse / peer row of the tables as a ratio bar,
   with the row's target marked (figures in different units side by side);
@@ -222,28 +223,6 @@ def main_writeback(argv):
         os.remove(path)
 
 
-def main(argv):
-    if len(argv) == 5 and argv[1] == "writeback":
-        return main_writeback(argv[2:])
-    if len(argv) != 4:
-        sys.exit(__doc__)
-    res = benchutil.load_results(argv[1])
-    outdir = argv[3]
-    os.makedirs(outdir, exist_ok=True)
-    for name, fn in (("bench-ratios.png", plot_ratios),
-                     ("bench-throughput.png", plot_throughput),
-                     ("bench-w2-io-sizes.png", plot_io_sizes)):
-        path = os.path.join(outdir, name)
-        if fn(res, path):
-            print(name)
-        elif os.path.exists(path):
-            os.remove(path)      # never leave a picture of an older run
-
-
-if __name__ == "__main__":
-    main(sys.argv)
-
-
 def precache_png(results, out):
     """bench-precache.png: extent precache time per file size, node read-ahead off,
     on (default depth, and one request in flight), and the limit; medians with
@@ -271,3 +250,31 @@ def precache_png(results, out):
     fig.savefig(out, dpi=100)
     plt.close(fig)
     print(os.path.basename(out))
+
+
+def main(argv):
+    if len(argv) == 5 and argv[1] == "writeback":
+        return main_writeback(argv[2:])
+    if len(argv) == 4 and argv[1] == "--precache":
+        import json
+        with open(argv[2]) as f:
+            precache_png(json.load(f), argv[3])
+        return
+    if len(argv) != 4:
+        sys.exit(__doc__)
+    res = benchutil.load_results(argv[1])
+    outdir = argv[3]
+    os.makedirs(outdir, exist_ok=True)
+    for name, fn in (("bench-ratios.png", plot_ratios),
+                     ("bench-throughput.png", plot_throughput),
+                     ("bench-w2-io-sizes.png", plot_io_sizes)):
+        path = os.path.join(outdir, name)
+        if fn(res, path):
+            print(name)
+        elif os.path.exists(path):
+            os.remove(path)      # never leave a picture of an older run
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+

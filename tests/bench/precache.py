@@ -241,10 +241,10 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    if args.png:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import plots
-        plots.precache_png(results, args.png)
+    if args.png and args.json:
+        # plots.py needs Debian's python3-matplotlib, which another python3 may lack
+        subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "plots.py"), "--precache", args.json, args.png])
     print(table(results))
 
 

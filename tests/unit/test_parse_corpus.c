@@ -128,6 +128,8 @@ static int do_check(struct f2fs_sb *sb, const char *op, const char *path, char *
 		return err;
 	if (!strcmp(op, "stat"))
 		return 0;
+	if (!strcmp(op, "precache"))
+		return f2fs_precache_extents(sb, st.ino);
 	if (!strcmp(op, "read")) {
 		uint32_t crc = 0xffffffffu;
 		uint64_t off = 0;
