@@ -102,7 +102,7 @@ int f2fs_precache_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	    (inode->inline_flags & F2FS_INLINE_DATA))
 		return 0;
 	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
-	dn = malloc(sizeof(*dn));
+	dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 	if (!dn)
 		return -ENOMEM;
 	while (lblk < end) {

@@ -316,6 +316,8 @@ static void remove_range(struct f2fs_extent_tree *et, uint64_t start, uint64_t e
 	if (et->largest.len && start < (uint64_t)et->largest.fofs + et->largest.len &&
 	    end > et->largest.fofs)
 		et->largest.len = 0;
+	if (!et->nr)
+		return;
 	if (i < et->nr && et->ext[i].fofs < start) {
 		struct f2fs_extent e = et->ext[i];
 		uint64_t eend = (uint64_t)e.fofs + e.len;

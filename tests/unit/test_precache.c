@@ -125,7 +125,7 @@ static struct f2fs_extent *copy_runs(struct f2fs_sb *sb, uint32_t ino, uint32_t 
 /* File block b's address by walking the node tree (no extent cache): NULL_ADDR for holes. */
 static uint32_t walk_addr(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t b)
 {
-	struct dnode_of_data *dn = malloc(sizeof(*dn));
+	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 	uint32_t a = 0xFFFFFFFFu;
 	int err;
 
