@@ -16,14 +16,17 @@
 #include "f2fs.h"
 
 /*
- * The last link went away: free now, or, as an orphan, when the last open
- * handle closes and the kernel forgets the inode (f2fs_release, f2fs_forget).
+ * The last link went away: free now, or, as an orphan, once the last open
+ * handle is closed and the kernel has forgotten the inode (f2fs_release,
+ * f2fs_forget).  Not waiting for the FORGET of a file nobody has open: the
+ * kernel sends it only after unlink(2) returns, and its f2fs has the space
+ * back by then (rm; df).
  */
 static int drop_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	if (inode->links)
 		return f2fs_mark_inode_dirty(sb, inode);
-	if (inode->open_count || f2fs_inode_held(sb, inode->ino)) {
+	if (inode->open_count) {
 		int err = f2fs_add_orphan(sb, inode->ino);
 
 		return err ? err : f2fs_mark_inode_dirty(sb, inode);
