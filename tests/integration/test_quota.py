@@ -20,7 +20,10 @@ import fsutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-FUSECTL = os.environ.get("F2FS_FUSECTL") or os.path.join(REPO, "build", "f2fs-fusectl")
+# beside the daemon under test (build-asan/ for make asan), else build/
+FUSECTL = os.environ.get("F2FS_FUSECTL") or (
+    os.path.join(os.path.dirname(os.environ["F2FS_FUSE"]), "f2fs-fusectl")
+    if os.environ.get("F2FS_FUSE") else os.path.join(REPO, "build", "f2fs-fusectl"))
 
 FS_IOC_FSGETXATTR = 0x801C581F
 FS_IOC_FSSETXATTR = 0x401C5820
