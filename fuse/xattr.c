@@ -22,10 +22,11 @@ static void reply_xattr_result(fuse_req_t req, ssize_t n, const char *buf, size_
 		fuse_reply_buf(req, buf, (size_t)n);
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* getxattr (name) or listxattr (NULL): the same buffer and reply rules. */
+static void query_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	F2FS_FUSE_COUNT_OP(req, F2FS_OP_GETXATTR);
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
 	char *buf = NULL;
 	ssize_t n;
 
@@ -36,28 +37,22 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 			return;
 		}
 	}
-	n = f2fs_getxattr(fs->sb, f2fs_fuse_nid(fs, ino), name, buf, size);
+	n = name ? f2fs_getxattr(fs->sb, nid, name, buf, size)
+		 : f2fs_listxattr(fs->sb, nid, buf, size);
 	reply_xattr_result(req, n, buf, size);
 	free(buf);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_GETXATTR);
+	query_xattr(req, ino, name, size);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_LISTXATTR);
-	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
-	char *buf = NULL;
-	ssize_t n;
-
-	if (size) {
-		buf = malloc(size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	n = f2fs_listxattr(fs->sb, f2fs_fuse_nid(fs, ino), buf, size);
-	reply_xattr_result(req, n, buf, size);
-	free(buf);
+	query_xattr(req, ino, NULL, size);
 }
 
 /*
