@@ -273,6 +273,9 @@ struct f2fs_inode {
 	uint64_t compr_blocks;
 	uint32_t projid;		/* i_projid; 0 (F2FS_DEF_PROJID) where it does not fit */
 	bool compress_now;		/* F2FS_IOC_COMPRESS_FILE under compress_mode=user */
+	/* the change holding lock (write) may pass quota limits: its caller has
+	 * CAP_SYS_RESOURCE (F2FS_PRIV_QUOTA); cleared by f2fs_end_op */
+	bool dq_priv;
 
 	struct f2fs_extent_tree et;
 	/* the last cluster read, while the file is open (compress.c) */
@@ -1082,10 +1085,17 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
  * The prologue of a change through api.h (vfs.c): -EROFS unless the mount
  * is writable, then room for it (F2FS_OP_BALANCE, for changes that may
  * allocate), f2fs_lock_op, a reference to inode ino (a directory for
- * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  f2fs_end_op undoes it.
+ * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  F2FS_OP_QUOTA_PRIV sets
+ * the inode's dq_priv for the change.  f2fs_end_op undoes it.
  */
-#define F2FS_OP_BALANCE	0x1
-#define F2FS_OP_DIR	0x2
+#define F2FS_OP_BALANCE		0x1
+#define F2FS_OP_DIR		0x2
+#define F2FS_OP_QUOTA_PRIV	0x4
+/* F2FS_OP_QUOTA_PRIV where the api's priv bits (F2FS_PRIV_*) ask for it */
+static inline unsigned int f2fs_op_priv(unsigned int priv)
+{
+	return (priv & F2FS_PRIV_QUOTA) ? F2FS_OP_QUOTA_PRIV : 0;
+}
 int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f2fs_inode **out);
 /* namei.c: write-lock two inodes (or one, a == b) in inode-number order, and unlock them */
 void f2fs_lock_two(struct f2fs_inode *a, struct f2fs_inode *b);

@@ -527,7 +527,9 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 	    f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA))
 		inode->projid = dir->projid;
 	/* dquot_alloc_inode before anything is allocated (its ino is not yet a
-	 * quota file's, so it is charged) */
+	 * quota file's, so it is charged), with the privilege of the change
+	 * creating it; its creator clears dq_priv before linking it */
+	inode->dq_priv = dir && dir->dq_priv;
 	err = f2fs_dquot_alloc_inode(sb, inode);
 	if (err)
 		goto fail_quota;
