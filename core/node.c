@@ -120,12 +120,7 @@ static bool is_dirty_node(struct f2fs_sb *sb, uint32_t nid)
 }
 
 struct ra_node {
-	uint32_t addr, nid, ofs;
-};
-
-struct ra_node_ctx {
-	const struct ra_node *v;
-	uint32_t ino;
+	uint32_t addr, nid, ofs, ino;
 };
 
 static int cmp_ra_node(const void *a, const void *b)
@@ -138,11 +133,29 @@ static int cmp_ra_node(const void *a, const void *b)
 /* A block read ahead is kept only if its footer names the node the parent points to. */
 static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 {
-	const struct ra_node_ctx *ctx = arg;
-	const struct ra_node *r = &ctx->v[i];
+	const struct ra_node *r = (const struct ra_node *)arg + i;
 
-	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == ctx->ino &&
+	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == r->ino &&
 	       f2fs_node_ofs(blk) == r->ofs;
+}
+
+/* Sort v[0..m) by address and read them ahead into the block cache. */
+static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
+{
+	struct f2fs_ra_result res = { 0 };
+	uint32_t *addrs = malloc((m ? m : 1) * sizeof(*addrs));
+
+	if (!addrs)
+		return;
+	qsort(v, m, sizeof(*v), cmp_ra_node);
+	for (uint32_t i = 0; i < m; i++)
+		addrs[i] = v[i].addr;
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
+			     v, &res);
+	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
+	f2fs_stat_add(sb, node_ra_requests, res.requests);
+	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
+	free(addrs);
 }
 
 /*
@@ -156,38 +169,54 @@ static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
 		     uint32_t n)
 {
-	struct f2fs_ra_result res = { 0 };
 	struct f2fs_node_info ni;
 	struct ra_node *v;
-	struct ra_node_ctx ctx;
-	uint32_t *addrs, m = 0;
+	uint32_t m = 0;
 
 	if (!n || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
 	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
 		return;	/* in memory already, or for the reader to report */
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
 	v = malloc(n * sizeof(*v));
-	addrs = malloc(n * sizeof(*addrs));
-	if (!v || !addrs)
-		goto out;
+	if (!v)
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		if (is_dirty_node(sb, nids[i]) || f2fs_get_node_info(sb, nids[i], &ni) ||
 		    ni.ino != ino || !f2fs_valid_main_blkaddr(sb, ni.blkaddr))
 			continue;
-		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i] };
+		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i], ino };
 	}
-	qsort(v, m, sizeof(*v), cmp_ra_node);
-	for (uint32_t i = 0; i < m; i++)
-		addrs[i] = v[i].addr;
-	ctx = (struct ra_node_ctx){ v, ino };
-	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
-			     &ctx, &res);
-	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
-	f2fs_stat_add(sb, node_ra_requests, res.requests);
-	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
-out:
+	ra_sorted(sb, v, m);
 	free(v);
-	free(addrs);
+}
+
+/*
+ * The inode blocks of inos[0..n) (a directory listing's entries), the ones
+ * not in memory: a directory filled in one go has its inodes side by side
+ * in the node log, so a listing's worth comes in a few requests instead of
+ * one synchronous read per entry.
+ */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n)
+{
+	struct f2fs_node_info ni;
+	struct ra_node *v;
+	uint32_t m = 0;
+
+	if (!n || !f2fs_node_ra_blocks(sb))
+		return;
+	f2fs_ra_nat_blocks(sb, inos, n, f2fs_node_ra_depth(sb));
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (is_dirty_node(sb, inos[i]) || f2fs_get_node_info(sb, inos[i], &ni) ||
+		    ni.ino != inos[i] || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
+		    f2fs_cache_contains(sb->cache, ni.blkaddr))
+			continue;
+		v[m++] = (struct ra_node){ ni.blkaddr, inos[i], 0, inos[i] };
+	}
+	ra_sorted(sb, v, m);
+	free(v);
 }
 
 /*
