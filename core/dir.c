@@ -101,6 +101,22 @@ static int dentry_target_bad(struct f2fs_sb *sb, const struct f2fs_inode *dir, u
 }
 
 /*
+ * The first set bit at or after bit in a little-endian bitmap, or max:
+ * a byte at a time, since the free slots of a dentry area are runs.
+ */
+static uint32_t next_set_bit_le(const uint8_t *map, uint32_t bit, uint32_t max)
+{
+	while (bit < max) {
+		unsigned int b = map[bit >> 3] >> (bit & 7);
+
+		if (b)
+			return F2FS_MIN(bit + (uint32_t)__builtin_ctz(b), max);
+		bit = (bit | 7) + 1;
+	}
+	return max;
+}
+
+/*
  * Find the next used dentry at or after *pos in area d and validate it.
  * Returns 1 with *de filled and *pos moved past its name slots, 0 at the
  * end of the area, or -EUCLEAN.
@@ -111,14 +127,10 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 {
 	uint32_t bit = *pos;
 
-	while (bit < d->max) {
+	while ((bit = next_set_bit_le(d->bitmap, bit, d->max)) < d->max) {
 		const uint8_t *raw;
 		uint32_t slots;
 
-		if (!f2fs_test_bit_le(bit, d->bitmap)) {
-			bit++;
-			continue;
-		}
 		raw = d->dentry + (size_t)bit * SIZE_OF_DIR_ENTRY;
 		de->name_len = get_le16(raw + DE_NAME_LEN);
 		if (de->name_len == 0) {

@@ -505,6 +505,29 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 	put_le32(addrs + 4 * i, NULL_ADDR);
 }
 
+/*
+ * The first slot in [i, n) of an address array that is not NULL_ADDR, or
+ * n.  Truncating a small file walks the inode's ~900 slots, nearly all of
+ * them empty: eight bytes at a time, that is no longer most of an unlink.
+ */
+static uint32_t next_used_slot(const uint8_t *addrs, uint32_t i, uint32_t n)
+{
+	for (; i < n && (i & 1); i++)
+		if (get_le32(addrs + 4 * i) != NULL_ADDR)
+			return i;
+	for (; i + 2 <= n; i += 2) {
+		uint64_t two;
+
+		memcpy(&two, addrs + 4 * i, sizeof(two));
+		if (two)
+			break;
+	}
+	for (; i < n; i++)
+		if (get_le32(addrs + 4 * i) != NULL_ADDR)
+			return i;
+	return n;
+}
+
 void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count)
 {
 	for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && count; i++, count--)
@@ -533,11 +556,9 @@ static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 		uint32_t apb = f2fs_addrs_per_block(inode);
 		uint32_t start = from > first ? (uint32_t)(from - first) : 0;
 
-		for (uint32_t i = start; i < apb; i++) {
-			if (get_le32(blk + 4 * i) != NULL_ADDR) {
-				free_slot(sb, inode, blk, i, apb);
-				changed = true;
-			}
+		for (uint32_t i = start; (i = next_used_slot(blk, i, apb)) < apb; i++) {
+			free_slot(sb, inode, blk, i, apb);
+			changed = true;
 		}
 	} else {
 		uint64_t span = subtree_span(inode, height);
@@ -585,8 +606,9 @@ int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uin
 	uint8_t *addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
 	int err = 0;
 
-	for (uint64_t i = from; i < inode->addrs_per_inode; i++)
-		free_slot(sb, inode, addrs, (uint32_t)i, inode->addrs_per_inode);
+	for (uint32_t i = from < inode->addrs_per_inode ? (uint32_t)from : inode->addrs_per_inode;
+	     (i = next_used_slot(addrs, i, inode->addrs_per_inode)) < inode->addrs_per_inode; i++)
+		free_slot(sb, inode, addrs, i, inode->addrs_per_inode);
 	for (int k = 0; k < 5; k++) {
 		uint32_t nid = f2fs_i_nid(inode, k);
 		uint64_t span = subtree_span(inode, heights[k] + 1);
@@ -832,10 +854,22 @@ static int batch_flush(struct f2fs_sb *sb, struct write_batch *wb)
 	return err;
 }
 
+static int cmp_dirty_nid(const void *a, const void *b)
+{
+	uint32_t x = (*(struct f2fs_dirty_node *const *)a)->nid;
+	uint32_t y = (*(struct f2fs_dirty_node *const *)b)->nid;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Write every dirty node out of place (the caller excludes writers).
  * Nodes of one log are allocated back to back, so each log's nodes go out
- * in a few large vectored writes.
+ * in a few large vectored writes.  They go in nid order: nids are handed
+ * out in creation order, so inodes made together, and later looked up
+ * together (a stat or read of a tree in the order it was written), lie
+ * side by side, and the image's page cache reads them ahead as one
+ * sequential stream instead of a stride through hash buckets.
  */
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 {
@@ -862,6 +896,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++)
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext)
 			list[nr++] = d;
+	qsort(list, nr, sizeof(*list), cmp_dirty_nid);
 	wb->n = 0;
 	for (int type = CURSEG_HOT_NODE; !err && type < NR_CURSEG_TYPE; type++) {
 		for (uint32_t i = 0; !err && i < nr; i++) {
