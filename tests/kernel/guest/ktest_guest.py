@@ -1215,11 +1215,11 @@ FS_IOC_MEASURE_VERITY = 0xC0046686    # _IOWR('f', 134, struct fsverity_digest)
 
 def verity_enable(path, alg=1, block_size=4096, salt=b""):
     """FS_IOC_ENABLE_VERITY as `fsverity enable` makes it."""
-    import ctypes
+    import array      # built into Debian's python3, as fcntl is (no ctypes in the guest)
     import fcntl
-    sbuf = ctypes.create_string_buffer(salt, max(len(salt), 1))
+    sbuf = array.array("B", salt or b"\0")     # kept alive across the ioctl
     arg = struct.pack("<IIIIQIIQ88x", 1, alg, block_size, len(salt),
-                      ctypes.addressof(sbuf) if salt else 0, 0, 0, 0)
+                      sbuf.buffer_info()[0] if salt else 0, 0, 0, 0)
     fd = os.open(path, os.O_RDONLY)
     try:
         fcntl.ioctl(fd, FS_IOC_ENABLE_VERITY, arg)
