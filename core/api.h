@@ -42,6 +42,8 @@ struct f2fs_mount_opts {
 	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
 	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
 	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
+	size_t dcache_size;	/* bytes of directory name indexes; 0 = default */
+	bool no_dcache;		/* dcache_size=0: every lookup scans */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;
 	int log_level;		/* highest level passed to log */

@@ -218,6 +218,31 @@ void f2fs_extent_cache_move(struct f2fs_inode *inode, uint32_t fofs, uint32_t bl
 
 /* ======================= in-memory inode (inode.c) ======================= */
 
+/* dcache.c: a directory's name index (see there) */
+struct f2fs_dcache;
+#define F2FS_DEFAULT_DCACHE_SIZE ((size_t)64 << 20)
+struct f2fs_dcache_budget {
+	_Atomic size_t used;
+	size_t limit;
+};
+struct f2fs_dcache_entry {
+	uint32_t ino;
+	uint8_t file_type;
+	uint64_t lblk;		/* UINT64_MAX: the inline area */
+	uint32_t bit;
+};
+struct f2fs_dcache *f2fs_dcache_new(struct f2fs_dcache_budget *budget, uint32_t expect);
+void f2fs_dcache_free(struct f2fs_dcache *dc);
+int f2fs_dcache_add(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, uint16_t len,
+		    uint32_t ino, uint8_t file_type, uint64_t lblk, uint32_t bit);
+bool f2fs_dcache_find(const struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name,
+		      size_t len, struct f2fs_dcache_entry *out);
+int f2fs_dcache_remove(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len);
+void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len,
+			 uint32_t ino, uint8_t file_type);
+bool f2fs_dcache_charge(struct f2fs_dcache *dc);
+size_t f2fs_dcache_bytes(const struct f2fs_dcache *dc);
+
 struct f2fs_inode {
 	uint32_t ino;
 	int refcount;			/* protected by sb->icache_lock */
@@ -257,6 +282,14 @@ struct f2fs_inode {
 	struct f2fs_extent_tree et;
 	/* the last cluster read, while the file is open (compress.c) */
 	struct f2fs_cluster_cache *_Atomic ccache;
+	/*
+	 * Directories: the name index (dir.c builds it under the read lock,
+	 * drops it under the write lock) and the lookups since it was last
+	 * dropped; dcache_off: building failed, do not retry until dropped.
+	 */
+	struct f2fs_dcache *_Atomic dcache;
+	_Atomic uint32_t dcache_lookups;
+	_Atomic bool dcache_off;
 
 	/* fs-verity (verity.c): set once at the first read or open, then fixed */
 	struct f2fs_verity_info *_Atomic verity;
@@ -884,6 +917,7 @@ struct f2fs_sb {
 	struct f2fs_dev *dev;
 	struct f2fs_cache *cache;
 	struct f2fs_extent_mgr *extents;	/* the read extent caches' budget */
+	struct f2fs_dcache_budget dcache_budget;	/* directories' name indexes */
 	struct f2fs_mount_opts opts;
 
 	/* superblock (the valid copy, raw) and derived geometry */
