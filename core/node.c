@@ -20,10 +20,17 @@ struct f2fs_dirty_node {
 	uint8_t *data;
 };
 
+struct f2fs_fsync_req;
+
 struct f2fs_node_table {
 	pthread_mutex_t lock;
 	struct f2fs_dirty_node *hash[DIRTY_NODE_BUCKETS];
 	uint32_t nr_dirty;
+	/* fsync group commit: the queue of fsyncs waiting for the next group */
+	pthread_mutex_t fsync_lock;
+	pthread_cond_t fsync_cond;
+	struct f2fs_fsync_req *fsync_queue, **fsync_tail;
+	bool fsync_busy;		/* a leader is writing a group */
 };
 
 static struct f2fs_dirty_node **dirty_slot(struct f2fs_node_table *t, uint32_t nid)
@@ -585,6 +592,9 @@ int f2fs_build_node_table(struct f2fs_sb *sb)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->fsync_lock, NULL);
+	pthread_cond_init(&t->fsync_cond, NULL);
+	t->fsync_tail = &t->fsync_queue;
 	sb->dirty_nodes = t;
 	return 0;
 }
@@ -609,6 +619,8 @@ void f2fs_destroy_node_table(struct f2fs_sb *sb)
 		}
 	}
 	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->fsync_lock);
+	pthread_cond_destroy(&t->fsync_cond);
 	free(t);
 	sb->dirty_nodes = NULL;
 }
@@ -882,28 +894,75 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 }
 
 /*
- * The fsync fast path (f2fs_fsync_node_pages): write the dirty direct
- * nodes of one inode, and the inode, to the warm node log with the fsync
- * mark (and the dentry mark on the inode when its dentry is not in the
- * last checkpoint), so that roll-forward recovery can replay them.
- * Caller holds the inode's write lock and cp_rwsem shared.
+ * The fsync fast path with group commit.  fsync (f2fs_fsync_node_pages)
+ * writes the inode's dirty direct nodes, and the inode, to the warm node
+ * log for roll-forward recovery, then flushes the device cache once for
+ * them and for the data written before.  Concurrent fsyncs share that
+ * work, as the kernel's do (their node pages merge into one bio in the
+ * warm node log, flush_merge issues one flush for every waiter): each
+ * queues a request; the first finding nobody writing becomes the leader,
+ * takes the whole queue, writes the nodes of all its inodes back to back
+ * (one device write where the log allows) and flushes once, then wakes
+ * them.  Those that queued meanwhile form the next group: the flush in
+ * flight may not cover their data.  Each caller holds its inode's write
+ * lock and cp_rwsem shared while it waits, so its nodes stay as they were
+ * and no checkpoint can start; the leader needs no lock of theirs.
  */
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+struct f2fs_fsync_req {
+	uint32_t ino;
+	bool dent_mark;
+	bool done;
+	int err;
+	struct f2fs_fsync_req *next;
+};
+
+static int cmp_fsync_node(const void *a, const void *b)
+{
+	const struct f2fs_dirty_node *x = *(struct f2fs_dirty_node *const *)a;
+	const struct f2fs_dirty_node *y = *(struct f2fs_dirty_node *const *)b;
+	uint32_t xi = f2fs_node_ino(x->data), yi = f2fs_node_ino(y->data);
+
+	if (xi != yi)
+		return xi < yi ? -1 : 1;
+	/* the inode block last: it carries the fsync and dentry marks */
+	if ((x->nid == xi) != (y->nid == yi))
+		return x->nid == xi ? 1 : -1;
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+static const struct f2fs_fsync_req *batch_find(const struct f2fs_fsync_req *batch, uint32_t ino)
+{
+	for (; batch; batch = batch->next)
+		if (batch->ino == ino)
+			return batch;
+	return NULL;
+}
+
+/*
+ * Write the dirty dnodes of every inode in the batch.  Each inode's nodes
+ * are consecutive in the log with its inode block last, and only its last
+ * node carries the fsync mark (and the dentry mark if that is the inode
+ * block): recovery replays an inode's dnodes up to its last marked one,
+ * so a group write torn by a crash replays no inode half-way.
+ */
+static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *batch,
+			     uint32_t *written)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;
-	struct f2fs_dirty_node **list = NULL, **pp;
+	struct f2fs_dirty_node **list = NULL;
 	uint64_t cp_ver = f2fs_node_footer_cp_ver(sb);
 	struct write_batch *wb = malloc(sizeof(*wb));
 	uint32_t nr = 0, cap = 0;
 	int err = 0;
 
+	*written = 0;
 	if (!wb)
 		return -ENOMEM;
 	wb->n = 0;
 	pthread_mutex_lock(&t->lock);
-	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++) {
+	for (int b = 0; b < DIRTY_NODE_BUCKETS && !err; b++) {
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext) {
-			if (f2fs_node_ino(d->data) != ino || !f2fs_is_dnode(d->data))
+			if (!f2fs_is_dnode(d->data) || !batch_find(batch, f2fs_node_ino(d->data)))
 				continue;
 			if (nr == cap) {
 				struct f2fs_dirty_node **nl;
@@ -912,15 +971,19 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 				nl = realloc(list, cap * sizeof(*list));
 				if (!nl) {
 					err = -ENOMEM;
-					goto out;
+					break;
 				}
 				list = nl;
 			}
 			list[nr++] = d;
 		}
 	}
+	if (nr)
+		qsort(list, nr, sizeof(*list), cmp_fsync_node);
 	for (uint32_t i = 0; i < nr && !err; i++) {
 		struct f2fs_dirty_node *d = list[i];
+		uint32_t ino = f2fs_node_ino(d->data);
+		bool last = i + 1 == nr || f2fs_node_ino(list[i + 1]->data) != ino;
 		struct f2fs_node_info ni;
 		uint32_t addr, next, flag;
 
@@ -930,10 +993,12 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 		err = f2fs_allocate_block_next(sb, CURSEG_WARM_NODE, d->nid, 0, 0, &addr, &next);
 		if (err)
 			break;
-		flag = f2fs_node_flag(d->data) | (1u << FSYNC_BIT_SHIFT);
-		flag &= ~(1u << DENT_BIT_SHIFT);
-		if (dent_mark && d->nid == ino)
-			flag |= 1u << DENT_BIT_SHIFT;
+		flag = f2fs_node_flag(d->data) & ~((1u << FSYNC_BIT_SHIFT) | (1u << DENT_BIT_SHIFT));
+		if (last) {
+			flag |= 1u << FSYNC_BIT_SHIFT;
+			if (d->nid == ino && batch_find(batch, ino)->dent_mark)
+				flag |= 1u << DENT_BIT_SHIFT;
+		}
 		put_le32(d->data + NF_FLAG, flag);
 		put_le64(d->data + NF_CP_VER, cp_ver);
 		put_le32(d->data + NF_NEXT_BLKADDR, next);
@@ -952,16 +1017,61 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 	if (!err) {
 		/* written: they are clean now */
 		for (uint32_t i = 0; i < nr; i++) {
-			pp = dirty_slot(t, list[i]->nid);
+			struct f2fs_dirty_node **pp = dirty_slot(t, list[i]->nid);
+
 			*pp = list[i]->hnext;
 			t->nr_dirty--;
 			free(list[i]->data);
 			free(list[i]);
 		}
+		*written = nr;
 	}
-out:
 	pthread_mutex_unlock(&t->lock);
 	free(list);
 	free(wb);
 	return err;
+}
+
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+{
+	struct f2fs_node_table *t = sb->dirty_nodes;
+	struct f2fs_fsync_req req = { .ino = ino, .dent_mark = dent_mark };
+
+	f2fs_stat_add(sb, fsync_requests, 1);
+	pthread_mutex_lock(&t->fsync_lock);
+	*t->fsync_tail = &req;
+	t->fsync_tail = &req.next;
+	while (!req.done) {
+		struct f2fs_fsync_req *batch, *r, *next;
+		uint32_t written;
+		int err;
+
+		if (t->fsync_busy) {
+			pthread_cond_wait(&t->fsync_cond, &t->fsync_lock);
+			continue;
+		}
+		/* lead: the queue, this request included, is the group */
+		batch = t->fsync_queue;
+		t->fsync_queue = NULL;
+		t->fsync_tail = &t->fsync_queue;
+		t->fsync_busy = true;
+		pthread_mutex_unlock(&t->fsync_lock);
+
+		err = write_fsync_batch(sb, batch, &written);
+		if (!err)
+			err = f2fs_dev_flush(sb->dev);
+		f2fs_stat_add(sb, fsync_commits, 1);
+		f2fs_stat_add(sb, fsync_node_blocks, written);
+
+		pthread_mutex_lock(&t->fsync_lock);
+		for (r = batch; r; r = next) {
+			next = r->next;	/* r is gone once done is seen */
+			r->err = err;
+			r->done = true;
+		}
+		t->fsync_busy = false;
+		pthread_cond_broadcast(&t->fsync_cond);
+	}
+	pthread_mutex_unlock(&t->fsync_lock);
+	return req.err;
 }
