@@ -6,13 +6,20 @@
  * the tree from a block on); and, on a writable mount, the table of dirty
  * nodes that the next checkpoint or fsync writes out of place.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "f2fs.h"
 
 #define DIRTY_NODE_BUCKETS 4096
+/* the longest a group's leader waits for more fsyncs to join (jbd2's max_batch_time) */
+#ifndef F2FS_FSYNC_BATCH_MAX_NS
+#define F2FS_FSYNC_BATCH_MAX_NS 5000000u
+#endif
+#define FSYNC_RECENT 32
 
 struct f2fs_dirty_node {
 	uint32_t nid;
@@ -28,9 +35,15 @@ struct f2fs_node_table {
 	uint32_t nr_dirty;
 	/* fsync group commit: the queue of fsyncs waiting for the next group */
 	pthread_mutex_t fsync_lock;
-	pthread_cond_t fsync_cond;
+	pthread_cond_t fsync_cond;	/* a group is done */
+	pthread_cond_t fsync_arrive;	/* a request queued while a leader gathers */
 	struct f2fs_fsync_req *fsync_queue, **fsync_tail;
-	bool fsync_busy;		/* a leader is writing a group */
+	uint32_t fsync_queued;
+	bool fsync_busy;		/* a leader is gathering or writing a group */
+	uint32_t fsync_hint;		/* recent group size: are fsyncs concurrent? */
+	uint64_t fsync_avg_ns;		/* average time of a group's write and flush */
+	uint32_t fsync_recent[FSYNC_RECENT];	/* inodes of the last requests */
+	uint32_t fsync_recent_pos;
 };
 
 static struct f2fs_dirty_node **dirty_slot(struct f2fs_node_table *t, uint32_t nid)
@@ -594,6 +607,7 @@ int f2fs_build_node_table(struct f2fs_sb *sb)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_init(&t->fsync_lock, NULL);
 	pthread_cond_init(&t->fsync_cond, NULL);
+	pthread_cond_init(&t->fsync_arrive, NULL);
 	t->fsync_tail = &t->fsync_queue;
 	sb->dirty_nodes = t;
 	return 0;
@@ -621,6 +635,7 @@ void f2fs_destroy_node_table(struct f2fs_sb *sb)
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->fsync_lock);
 	pthread_cond_destroy(&t->fsync_cond);
+	pthread_cond_destroy(&t->fsync_arrive);
 	free(t);
 	sb->dirty_nodes = NULL;
 }
@@ -1015,10 +1030,14 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 	if (!err)
 		err = batch_flush(sb, wb);
 	if (!err) {
-		/* written: they are clean now */
+		/* written: they are clean now, and stay cached (the file's next
+		 * write needs them again) */
 		for (uint32_t i = 0; i < nr; i++) {
 			struct f2fs_dirty_node **pp = dirty_slot(t, list[i]->nid);
+			struct f2fs_node_info ni;
 
+			if (!f2fs_get_node_info(sb, list[i]->nid, &ni))
+				f2fs_cache_insert(sb->cache, ni.blkaddr, list[i]->data);
 			*pp = list[i]->hnext;
 			t->nr_dirty--;
 			free(list[i]->data);
@@ -1032,6 +1051,61 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 	return err;
 }
 
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* How many files the last FSYNC_RECENT requests fsynced. */
+static uint32_t recent_files(const struct f2fs_node_table *t)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < FSYNC_RECENT; i++) {
+		uint32_t j;
+
+		if (!t->fsync_recent[i])
+			continue;
+		for (j = 0; j < i && t->fsync_recent[j] != t->fsync_recent[i]; j++)
+			;
+		n += j == i;
+	}
+	return n;
+}
+
+/*
+ * Commit batching, as jbd2 does when several threads sync at once: a
+ * leader whose recent groups held more than one fsync (so they come from
+ * several threads) waits, up to the average time a group takes to write
+ * and flush (at most F2FS_FSYNC_BATCH_MAX_NS), until as many requests are
+ * queued as the files recently fsynced.  A lone fsyncer, even of several
+ * files in turn, makes groups of one and never waits.
+ */
+static void gather(struct f2fs_node_table *t)
+{
+	uint64_t wait = t->fsync_avg_ns;
+	uint32_t want;
+	uint64_t end;
+	struct timespec ts;
+
+	if (wait > F2FS_FSYNC_BATCH_MAX_NS)
+		wait = F2FS_FSYNC_BATCH_MAX_NS;
+	if (t->fsync_hint < 2 || !wait)
+		return;
+	want = recent_files(t);
+	if (t->fsync_queued >= want)
+		return;
+	end = now_ns(CLOCK_REALTIME) + wait;
+	ts.tv_sec = (time_t)(end / 1000000000u);
+	ts.tv_nsec = (long)(end % 1000000000u);
+	while (t->fsync_queued < want)
+		if (pthread_cond_timedwait(&t->fsync_arrive, &t->fsync_lock, &ts) == ETIMEDOUT)
+			break;
+}
+
 int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;
@@ -1041,9 +1115,13 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 	pthread_mutex_lock(&t->fsync_lock);
 	*t->fsync_tail = &req;
 	t->fsync_tail = &req.next;
+	t->fsync_queued++;
+	t->fsync_recent[t->fsync_recent_pos++ % FSYNC_RECENT] = ino;
+	pthread_cond_signal(&t->fsync_arrive);
 	while (!req.done) {
 		struct f2fs_fsync_req *batch, *r, *next;
-		uint32_t written;
+		uint32_t written, n;
+		uint64_t start, took;
 		int err;
 
 		if (t->fsync_busy) {
@@ -1051,15 +1129,20 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 			continue;
 		}
 		/* lead: the queue, this request included, is the group */
+		t->fsync_busy = true;
+		gather(t);
 		batch = t->fsync_queue;
+		n = t->fsync_queued;
 		t->fsync_queue = NULL;
 		t->fsync_tail = &t->fsync_queue;
-		t->fsync_busy = true;
+		t->fsync_queued = 0;
 		pthread_mutex_unlock(&t->fsync_lock);
 
+		start = now_ns(CLOCK_MONOTONIC);
 		err = write_fsync_batch(sb, batch, &written);
 		if (!err)
 			err = f2fs_dev_flush(sb->dev);
+		took = now_ns(CLOCK_MONOTONIC) - start;
 		f2fs_stat_add(sb, fsync_commits, 1);
 		f2fs_stat_add(sb, fsync_node_blocks, written);
 
@@ -1069,6 +1152,10 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 			r->err = err;
 			r->done = true;
 		}
+		/* the hint follows the largest recent group, and decays by one
+		 * per group, so that a lone fsyncer soon stops gathering */
+		t->fsync_hint = n > t->fsync_hint ? n : t->fsync_hint - (t->fsync_hint > 0);
+		t->fsync_avg_ns = t->fsync_avg_ns ? (t->fsync_avg_ns * 7 + took) / 8 : took;
 		t->fsync_busy = false;
 		pthread_cond_broadcast(&t->fsync_cond);
 	}
