@@ -40,7 +40,7 @@ struct f2fs_node_table {
 	struct f2fs_fsync_req *fsync_queue, **fsync_tail;
 	uint32_t fsync_queued;
 	bool fsync_busy;		/* a leader is gathering or writing a group */
-	uint32_t fsync_hint;		/* recent group size: are fsyncs concurrent? */
+	uint32_t fsync_hint;		/* fsyncs overlapping lately: are they concurrent? */
 	uint64_t fsync_avg_ns;		/* average time of a group's write and flush */
 	uint32_t fsync_recent[FSYNC_RECENT];	/* inodes of the last requests */
 	uint32_t fsync_recent_pos;
@@ -1077,12 +1077,13 @@ static uint32_t recent_files(const struct f2fs_node_table *t)
 }
 
 /*
- * Commit batching, as jbd2 does when several threads sync at once: a
- * leader whose recent groups held more than one fsync (so they come from
- * several threads) waits, up to the average time a group takes to write
- * and flush (at most F2FS_FSYNC_BATCH_MAX_NS), until as many requests are
- * queued as the files recently fsynced.  A lone fsyncer, even of several
- * files in turn, makes groups of one and never waits.
+ * Commit batching, as jbd2 does when several threads sync at once: when
+ * fsyncs overlapped lately (a group held several, or more queued while it
+ * was written: they come from several threads), the leader waits, up to
+ * the average time a group takes to write and flush (at most
+ * F2FS_FSYNC_BATCH_MAX_NS), until as many requests are queued as the files
+ * recently fsynced.  A lone fsyncer, even of several files in turn, never
+ * overlaps itself and never waits.
  */
 static void gather(struct f2fs_node_table *t)
 {
@@ -1152,8 +1153,10 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 			r->err = err;
 			r->done = true;
 		}
-		/* the hint follows the largest recent group, and decays by one
-		 * per group, so that a lone fsyncer soon stops gathering */
+		/* the hint: how many fsyncs overlapped lately (this group and
+		 * those that queued while it was written); it decays by one per
+		 * group, so that a lone fsyncer soon stops gathering */
+		n += t->fsync_queued;
 		t->fsync_hint = n > t->fsync_hint ? n : t->fsync_hint - (t->fsync_hint > 0);
 		t->fsync_avg_ns = t->fsync_avg_ns ? (t->fsync_avg_ns * 7 + took) / 8 : took;
 		t->fsync_busy = false;
