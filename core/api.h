@@ -412,7 +412,8 @@ int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin);
  * Atomic writes (F2FS_IOC_START_ATOMIC_WRITE / START_ATOMIC_REPLACE, COMMIT,
  * ABORT): between start and commit the file's writes, truncates and size
  * are seen by every reader but reach the disk only with the commit, which
- * makes them durable all at once (a checkpoint); abort, the last writable
+ * makes them durable all at once (the fsync path with one mark, or a
+ * checkpoint); abort, the last writable
  * handle's release, unmount or a crash drop them.  replace: the write
  * starts from an empty file.  Commit on a file with no atomic write is fsync.
  */

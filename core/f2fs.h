@@ -532,7 +532,7 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 		  uint8_t *blk);
 int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark);
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic);
 bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid);
 int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
 void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
@@ -803,6 +803,10 @@ static inline bool f2fs_test_bit_le(uint32_t nr, const uint8_t *map)
 }
 
 /* ======================= atomic writes (ioctl.c) ======================= */
+
+/* file.c: fsync must commit a checkpoint for inode (the kernel's need_do_checkpoint):
+ * the roll-forward cannot express its state.  Caller holds the inode's lock. */
+bool f2fs_need_do_checkpoint(struct f2fs_sb *sb, const struct f2fs_inode *inode);
 
 /* Drop an atomic write: the COW inode goes, the size is the file's again.
  * Caller holds the inode's write lock and cp_rwsem shared. */

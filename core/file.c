@@ -571,6 +571,14 @@ out:
  * compressed files (CP_COMPRESSED), whose clusters and i_compr_blocks a
  * checkpoint commits as one.
  */
+bool f2fs_need_do_checkpoint(struct f2fs_sb *sb, const struct f2fs_inode *inode)
+{
+	return !S_ISREG(inode->mode) || inode->links != 1 ||
+	       (inode->advise & FADVISE_LOST_PINO_BIT) ||
+	       !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
+	       f2fs_rollforward_may_overflow(sb) || f2fs_is_compressed(inode);
+}
+
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {
 	struct f2fs_inode *inode;
@@ -582,12 +590,9 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
-	need_cp = !S_ISREG(inode->mode) || inode->links != 1 ||
-		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
-		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
-		  f2fs_rollforward_may_overflow(sb) || f2fs_is_compressed(inode);
+	need_cp = f2fs_need_do_checkpoint(sb, inode);
 	if (!need_cp) {
-		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
+		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), false);
 		if (!err)
 			err = f2fs_dev_flush(sb->dev);
 	}

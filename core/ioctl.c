@@ -575,8 +575,10 @@ unref:
  * (a crash frees it), and from then on the file's writes put their blocks
  * into it at the same index (data.c), reads look there first, and the
  * size changes in memory only (inode.c writes original_size).  COMMIT
- * moves the COW inode's blocks into the file and commits a checkpoint:
- * before it the disk holds the old file, after it the new one.
+ * moves the COW inode's blocks into the file and, as the kernel, writes
+ * the file's dnodes through the fsync path with only the last one marked,
+ * so that the roll-forward replays all of them or none; what it cannot
+ * express (freed nodes, hard links, ...) commits a checkpoint instead.
  */
 static void put_cow(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
@@ -672,6 +674,7 @@ out:
 int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 {
 	struct f2fs_inode *inode;
+	bool need_cp;
 	int err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
 
 	if (err)
@@ -681,6 +684,8 @@ int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 		f2fs_end_op(sb, inode);
 		return f2fs_fsync(sb, ino, false);
 	}
+	/* nodes the commit frees (REPLACE, truncates) are beyond the roll-forward */
+	need_cp = inode->atomic_keep != UINT64_MAX;
 	err = f2fs_atomic_move_blocks(sb, inode);
 	if (err) {
 		/* as the kernel, a failed commit aborts */
@@ -690,9 +695,15 @@ int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 		put_cow(sb, inode);
 		err = f2fs_mark_inode_dirty(sb, inode);
 	}
+	need_cp = need_cp || f2fs_need_do_checkpoint(sb, inode);
+	if (!err && !need_cp) {
+		/* f2fs_do_sync_file(atomic): the file's dnodes, the last one marked */
+		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), true);
+		if (!err)
+			err = f2fs_dev_flush(sb->dev);
+	}
 	f2fs_end_op(sb, inode);
-	/* the new blocks, the file's nodes and the freed ones, all in one checkpoint */
-	if (!err)
+	if (!err && need_cp)
 		err = f2fs_sync_fs(sb, false);
 	return err;
 }

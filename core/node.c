@@ -885,10 +885,14 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
  * The fsync fast path (f2fs_fsync_node_pages): write the dirty direct
  * nodes of one inode, and the inode, to the warm node log with the fsync
  * mark (and the dentry mark on the inode when its dentry is not in the
- * last checkpoint), so that roll-forward recovery can replay them.
+ * last checkpoint), so that roll-forward recovery can replay them.  The
+ * inode block goes last.  atomic (an atomic write's commit): only the last
+ * block carries the fsync mark, and it is written after a cache flush (the
+ * kernel's REQ_PREFLUSH | REQ_FUA on it), so that recovery, which replays
+ * an inode's dnodes up to its last marked one, replays all or none.
  * Caller holds the inode's write lock and cp_rwsem shared.
  */
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;
 	struct f2fs_dirty_node **list = NULL, **pp;
@@ -919,10 +923,21 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 			list[nr++] = d;
 		}
 	}
+	/* the inode block last: it carries the size of what the dnodes map */
+	for (uint32_t i = 0; i + 1 < nr; i++) {
+		if (list[i]->nid == ino) {
+			struct f2fs_dirty_node *x = list[i];
+
+			list[i] = list[nr - 1];
+			list[nr - 1] = x;
+			break;
+		}
+	}
 	for (uint32_t i = 0; i < nr && !err; i++) {
 		struct f2fs_dirty_node *d = list[i];
 		struct f2fs_node_info ni;
 		uint32_t addr, next, flag;
+		bool last = i + 1 == nr;
 
 		err = f2fs_get_node_info(sb, d->nid, &ni);
 		if (err)
@@ -931,6 +946,8 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 		if (err)
 			break;
 		flag = f2fs_node_flag(d->data) | (1u << FSYNC_BIT_SHIFT);
+		if (atomic && !last)
+			flag &= ~(1u << FSYNC_BIT_SHIFT);
 		flag &= ~(1u << DENT_BIT_SHIFT);
 		if (dent_mark && d->nid == ino)
 			flag |= 1u << DENT_BIT_SHIFT;
@@ -939,8 +956,12 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 		put_le32(d->data + NF_NEXT_BLKADDR, next);
 		if (d->nid == ino)
 			f2fs_inode_update_checksum(sb, d->data);
-		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov)))
+		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov) ||
+			      (atomic && last)))
 			err = batch_flush(sb, wb);
+		/* everything before the marked block, the data too, is durable first */
+		if (!err && atomic && last)
+			err = f2fs_dev_flush(sb->dev);
 		if (!wb->n)
 			wb->start = addr;
 		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };

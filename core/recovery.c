@@ -462,7 +462,8 @@ xattr:
 	return 0;
 }
 
-/* recover_data: the second walk, replaying every fsync()ed dnode in order. */
+/* recover_data: the second walk, replaying in order every dnode of an inode
+ * up to its last fsync()ed one. */
 static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 {
 	const struct f2fs_curseg *cs = &sb->curseg[CURSEG_WARM_NODE];
@@ -482,7 +483,13 @@ static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 			break;
 		next = f2fs_node_next_blkaddr(page);
 		e = find_entry(l, f2fs_node_ino(page));
-		if (!e || e->done || !is_fsync_dnode(page))
+		/*
+		 * Every dnode of the inode up to its last fsync()ed one, marked or
+		 * not, as the kernel's recover_data: an atomic write's commit marks
+		 * only its last dnode, so that a crash before it lands replays none
+		 * of the commit and after it all (a plain fsync marks every one).
+		 */
+		if (!e || e->done || !f2fs_is_dnode(page))
 			goto next;
 		pthread_rwlock_wrlock(&e->inode->lock);
 		if (is_inode_block(page))

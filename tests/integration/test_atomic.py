@@ -228,18 +228,19 @@ def test_checks(rwimage):
 @pytest.mark.parametrize("when", ["before-commit", "after-commit"])
 def test_crash(rwimage, when):
     """SIGKILL the daemon inside the write (after a checkpoint that holds
-    the COW inode as an orphan) or after the commit returned: after the
-    remount the file is all old or all new."""
+    the COW inode as an orphan) or after the commit returned (its dnodes
+    logged for roll-forward, only the last one marked): after the remount
+    the file is all old or all new."""
     img = rwimage(options=(NO_PERIODIC,))
     p = img.mount()
     f = os.path.join(p, "db")
-    old = blob(50 * BLK + 5, 14)
+    old = blob(1100 * BLK + 5, 14)      # the inode's slots and a direct node
     put(f, old)
     checkpoint(p)
     fd = os.open(f, os.O_RDWR)
     fcntl.ioctl(fd, START)
     new = bytearray(old)
-    for off in range(0, 60 * BLK, 7 * BLK + 123):
+    for off in range(0, 1300 * BLK, 97 * BLK + 123):
         d = blob(3000, off)
         os.pwrite(fd, d, off)
         if off + len(d) > len(new):
