@@ -226,6 +226,14 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
 /* The same with the handle's open(2) flags: the last handle that may write
  * aborts an atomic write left open; then 1 (drop what is cached of the file). */
 int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
+/*
+ * A close(2) of a handle open for writing (FUSE's FLUSH, which close waits
+ * for; the release comes later, asynchronously): when it is the file's
+ * only such handle, an atomic write left open is aborted now, so that the
+ * closing program's next request finds the file as before (the kernel's
+ * release runs before close returns).  1 when it did.
+ */
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);

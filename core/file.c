@@ -135,6 +135,31 @@ int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	return err ? err : aborted;
 }
 
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	bool due;
+	int err = f2fs_iget_req(sb, ino, &inode), aborted = 0;
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	due = inode->cow && inode->write_count == 1;
+	pthread_rwlock_unlock(&inode->lock);
+	if (due && f2fs_writable(sb)) {
+		f2fs_lock_op(sb);
+		pthread_rwlock_wrlock(&inode->lock);
+		if (inode->cow && inode->write_count == 1) {
+			err = f2fs_drop_atomic_write(sb, inode);
+			aborted = 1;
+		}
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_unlock_op(sb);
+	}
+	f2fs_iput(sb, inode);
+	return err ? err : aborted;
+}
+
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
 {
 	int err = f2fs_release_file(sb, ino, O_RDONLY);

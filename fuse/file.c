@@ -79,6 +79,14 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FLUSH);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+
+	/* nothing is buffered; a writer's close drops an atomic write it left open */
+	if ((fi->fh & O_ACCMODE) != O_RDONLY &&
+	    f2fs_flush_file(fs->sb, f2fs_fuse_nid(fs, ino)) > 0) {
+		f2fs_fuse_inval_attrs(fs, ino);
+		f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
+	}
 	fuse_reply_err(req, 0);
 }
 
