@@ -216,6 +216,32 @@ void f2fs_extent_cache_move(struct f2fs_inode *inode, uint32_t fofs, uint32_t bl
 
 /* ======================= in-memory inode (inode.c) ======================= */
 
+/* dcache.c: a directory's name index (see there) */
+struct f2fs_dcache;
+#define F2FS_DEFAULT_DCACHE_SIZE ((size_t)64 << 20)
+struct f2fs_dcache_budget {
+	_Atomic size_t used;
+	size_t limit;
+};
+struct f2fs_dcache_entry {
+	uint32_t ino;
+	uint8_t file_type;
+	uint64_t lblk;		/* UINT64_MAX: the inline area */
+	uint32_t bit;
+};
+struct f2fs_dcache *f2fs_dcache_new(struct f2fs_dcache_budget *budget, uint32_t expect);
+void f2fs_dcache_free(struct f2fs_dcache *dc);
+int f2fs_dcache_add(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, uint16_t len,
+		    uint32_t ino, uint8_t file_type, uint64_t lblk, uint32_t bit);
+bool f2fs_dcache_find(const struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name,
+		      size_t len, struct f2fs_dcache_entry *out);
+int f2fs_dcache_remove(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len);
+void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len,
+			 uint32_t ino, uint8_t file_type);
+uint32_t f2fs_dcache_inos(const struct f2fs_dcache *dc, uint32_t *out, uint32_t max);
+bool f2fs_dcache_charge(struct f2fs_dcache *dc);
+size_t f2fs_dcache_bytes(const struct f2fs_dcache *dc);
+
 struct f2fs_inode {
 	uint32_t ino;
 	int refcount;			/* protected by sb->icache_lock */
@@ -248,10 +274,22 @@ struct f2fs_inode {
 	uint64_t compr_blocks;
 	uint32_t projid;		/* i_projid; 0 (F2FS_DEF_PROJID) where it does not fit */
 	bool compress_now;		/* F2FS_IOC_COMPRESS_FILE under compress_mode=user */
+	/* the change holding lock (write) may pass quota limits: its caller has
+	 * CAP_SYS_RESOURCE (F2FS_PRIV_QUOTA); cleared by f2fs_end_op */
+	bool dq_priv;
 
 	struct f2fs_extent_tree et;
 	/* the last cluster read, while the file is open (compress.c) */
 	struct f2fs_cluster_cache *_Atomic ccache;
+	/*
+	 * Directories: the name index (dir.c builds it under the read lock,
+	 * drops it under the write lock) and the lookups since it was last
+	 * dropped; dcache_off: building failed, do not retry until dropped.
+	 */
+	struct f2fs_dcache *_Atomic dcache;
+	_Atomic uint32_t dcache_lookups;
+	_Atomic bool dcache_off;
+	_Atomic bool dcache_ra;		/* its entries' inodes were read ahead */
 
 	/*
 	 * An atomic write (F2FS_IOC_START_ATOMIC_WRITE, ioctl.c): new blocks go
@@ -286,6 +324,8 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 /* An inode number from a request: one that no longer names an inode is -ESTALE. */
 int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Is ino in the inode cache (a hint: it may go at once)? */
+bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
 /* Every cached inode forgets its read extent runs (f2fs_drop_caches). */
 void f2fs_icache_drop_extents(struct f2fs_sb *sb);
@@ -415,6 +455,7 @@ uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len);
  */
 int f2fs_utf8_casefold(const uint8_t *s, size_t len, uint8_t *out, size_t outlen);
 int f2fs_utf8_match_folded(const uint8_t *cf, size_t cflen, const uint8_t *s, size_t len);
+void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir);
 int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		    uint32_t *ino, unsigned int *file_type);
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
@@ -476,6 +517,8 @@ struct f2fs_node_info {
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
 /* Read ahead, in one batch (depth requests in flight), the NAT blocks of nids[0..n). */
 void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth);
+/* node.c: read the inode blocks of inos ahead, in batches (a listing's entries) */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n);
 /* Node read-ahead as configured: 0 (off) or blocks per batch, and requests in flight. */
 uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb);
 unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb);
@@ -907,6 +950,7 @@ struct f2fs_sb {
 	struct f2fs_dev *dev;
 	struct f2fs_cache *cache;
 	struct f2fs_extent_mgr *extents;	/* the read extent caches' budget */
+	struct f2fs_dcache_budget dcache_budget;	/* directories' name indexes */
 	struct f2fs_mount_opts opts;
 
 	/* superblock (the valid copy, raw) and derived geometry */
@@ -1083,10 +1127,17 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
  * The prologue of a change through api.h (vfs.c): -EROFS unless the mount
  * is writable, then room for it (F2FS_OP_BALANCE, for changes that may
  * allocate), f2fs_lock_op, a reference to inode ino (a directory for
- * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  f2fs_end_op undoes it.
+ * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  F2FS_OP_QUOTA_PRIV sets
+ * the inode's dq_priv for the change.  f2fs_end_op undoes it.
  */
-#define F2FS_OP_BALANCE	0x1
-#define F2FS_OP_DIR	0x2
+#define F2FS_OP_BALANCE		0x1
+#define F2FS_OP_DIR		0x2
+#define F2FS_OP_QUOTA_PRIV	0x4
+/* F2FS_OP_QUOTA_PRIV where the api's priv bits (F2FS_PRIV_*) ask for it */
+static inline unsigned int f2fs_op_priv(unsigned int priv)
+{
+	return (priv & F2FS_PRIV_QUOTA) ? F2FS_OP_QUOTA_PRIV : 0;
+}
 int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f2fs_inode **out);
 /* namei.c: write-lock two inodes (or one, a == b) in inode-number order, and unlock them */
 void f2fs_lock_two(struct f2fs_inode *a, struct f2fs_inode *b);

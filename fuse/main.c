@@ -118,6 +118,8 @@ static int run(int argc, char *argv[])
 	mopts.no_node_ra = c.no_node_ra;
 	mopts.node_ra_depth = c.node_ra_depth;
 	mopts.extent_cache_size = c.extent_cache_size;
+	mopts.dcache_size = c.dcache_size;
+	mopts.no_dcache = c.no_dcache;
 	mopts.log = f2fs_fuse_log_msg;
 	mopts.log_arg = &fs;
 	mopts.log_level = fs.log_level;

@@ -27,6 +27,8 @@ struct f2fs_fuse_cli {
 	uint32_t node_ra, node_ra_depth;
 	bool no_node_ra;
 	size_t extent_cache_size;
+	size_t dcache_size;
+	bool no_dcache;
 };
 
 int f2fs_fuse_parse_opts(struct fuse_args *args, struct f2fs_fuse_cli *c);
