@@ -58,6 +58,8 @@ struct f2fs_mount_opts {
 	 */
 	enum f2fs_serialize_io serialize_io;
 	uint32_t min_seq_blocks;	/* 0: the blocks of a section, the kernel's default */
+	size_t dcache_size;	/* bytes of directory name indexes; 0 = default */
+	bool no_dcache;		/* dcache_size=0: every lookup scans */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
 	void *log_arg;
 	int log_level;		/* highest level passed to log */
@@ -130,11 +132,14 @@ int f2fs_quota_info(struct f2fs_sb *sb, int type, struct f2fs_quota_state *st);
 int f2fs_quota_set_limits(struct f2fs_sb *sb, int type, uint32_t id, uint64_t bsoft,
 			  uint64_t bhard, uint64_t isoft, uint64_t ihard);
 int f2fs_quota_set_grace(struct f2fs_sb *sb, int type, uint32_t bgrace, uint32_t igrace);
+/* Whether any type's limits are checked on this mount: only then does a
+ * caller's F2FS_PRIV_QUOTA (below) make a difference. */
+bool f2fs_quota_enforced(const struct f2fs_sb *sb);
 /* FS_IOC_FSSETXATTR's fsx_projid (f2fs_ioc_setproject): -EOPNOTSUPP for a
  * non-zero id without project_quota or for an inode without extra
  * attributes, -EOVERFLOW where i_projid does not fit, -EDQUOT past the new
- * project's limits. */
-int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid);
+ * project's limits (priv: F2FS_PRIV_*). */
+int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid, unsigned int priv);
 /* True when fsync()ed data after the last checkpoint was found and not replayed. */
 bool f2fs_recovery_pending(const struct f2fs_sb *sb);
 
@@ -203,12 +208,22 @@ bool f2fs_atime_due(struct f2fs_sb *sb, uint32_t ino);
 
 /* ---- changes (writable mounts; -EROFS otherwise) ---- */
 
+/*
+ * Privileges of the caller of a change, for the checks the kernel makes
+ * with capable() on the calling task.  F2FS_PRIV_QUOTA: CAP_SYS_RESOURCE,
+ * which passes quota hard limits and expired grace periods (dquot.c's
+ * ignore_hardlimit); the grace period still starts.  The *_as calls and
+ * the priv fields and flags below carry them; the plain calls have none.
+ */
+#define F2FS_PRIV_QUOTA		0x1
+
 /* Who is asking: owner of new inodes, setgid inheritance. */
 struct f2fs_cred {
 	uint32_t uid, gid;
 	uint32_t umask;			/* applied unless a default ACL governs the mode */
 	const uint32_t *groups;		/* supplementary groups */
 	int ngroups;
+	unsigned int priv;		/* F2FS_PRIV_* */
 };
 bool f2fs_cred_in_group(const struct f2fs_cred *cred, uint32_t gid);
 
@@ -231,6 +246,8 @@ int f2fs_symlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 		 const char *target, const struct f2fs_cred *cred, struct f2fs_stat *st);
 int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir, const char *name, size_t len,
 	      struct f2fs_stat *st);
+int f2fs_link_as(struct f2fs_sb *sb, uint32_t ino, uint32_t dir, const char *name, size_t len,
+		 struct f2fs_stat *st, unsigned int priv);
 int f2fs_unlink(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
 int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
 /*
@@ -242,6 +259,8 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
+ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len,
+		      uint64_t off, unsigned int priv);
 
 enum {
 	F2FS_SET_MODE = 1 << 0,
@@ -258,11 +277,14 @@ struct f2fs_setattr {
 	uint32_t mode, uid, gid;
 	uint64_t size;
 	struct f2fs_timespec atime, mtime, ctime;
+	unsigned int priv;	/* F2FS_PRIV_* of the caller (chown into a full quota) */
 };
 int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa,
 		 struct f2fs_stat *st);
 /* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|KEEP_SIZE, FALLOC_FL_ZERO_RANGE */
 int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len);
+int f2fs_fallocate_as(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len,
+		      unsigned int priv);
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync);
 /*
  * FS_IOC_SETFLAGS: set the settable FS_*_FL bits (sync, immutable, append,
@@ -294,6 +316,7 @@ void f2fs_drop_caches(struct f2fs_sb *sb);
  * the caller is neither in the file's group nor has CAP_FSETID.
  */
 #define F2FS_XATTR_ACL_KILL_SGID 0x100
+#define F2FS_XATTR_PRIV_QUOTA	0x200	/* the caller has F2FS_PRIV_QUOTA */
 int f2fs_setxattr(struct f2fs_sb *sb, uint32_t ino, const char *name, const void *value,
 		  size_t size, int flags);
 int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name);
@@ -306,7 +329,8 @@ int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name);
  */
 void f2fs_maintenance(struct f2fs_sb *sb);
 
-/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE */
+/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE; F2FS_RENAME_PRIV_QUOTA for F2FS_PRIV_QUOTA */
+#define F2FS_RENAME_PRIV_QUOTA	0x80000000u
 int f2fs_rename(struct f2fs_sb *sb, uint32_t olddir, const char *oldname, size_t oldlen,
 		uint32_t newdir, const char *newname, size_t newlen, unsigned int flags);
 ssize_t f2fs_readlink(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size);
@@ -462,6 +486,7 @@ struct f2fs_status {
 int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st);
 
 const char *f2fs_version_string(void);
+
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

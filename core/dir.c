@@ -328,8 +328,12 @@ static int setup_name(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 		      bool nokey_ok, struct name_match *m, uint8_t ct[F2FS_NAME_LEN + 1],
 		      uint8_t cf[F2FS_NAME_LEN], struct fscrypt_nokey_name *nk);
 
+static int lookup_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct name_match *m,
+			struct entry_loc *loc, bool need_blk);
+
+/* need_blk: the caller changes the entry, so it needs its block (loc->blk). */
 static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
-		      struct entry_loc *loc)
+		      struct entry_loc *loc, bool need_blk)
 {
 	struct fscrypt_nokey_name nk;
 	uint8_t ct[F2FS_NAME_LEN + 1], cf[F2FS_NAME_LEN];
@@ -353,7 +357,7 @@ static int find_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 	ret = setup_name(sb, dir, name, len, true, &m, ct, cf, &nk);
 	if (ret)
 		return ret;
-	return search_entry(sb, dir, &m, loc);
+	return lookup_entry(sb, dir, &m, loc, need_blk);
 }
 
 /* f2fs_setup_filename for a plaintext name; no-key names only if nokey_ok. */
@@ -424,7 +428,7 @@ static int disk_name_hash(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint
 
 /* The same, for a name already in its on-disk form; matched byte for byte. */
 static int find_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8_t *name,
-			   size_t len, struct entry_loc *loc)
+			   size_t len, struct entry_loc *loc, bool need_blk)
 {
 	struct name_match m = { .name = name, .len = len, .nk = NULL };
 	int ret;
@@ -438,7 +442,7 @@ static int find_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uin
 	ret = disk_name_hash(sb, dir, name, len, &m.hash);
 	if (ret)
 		return ret;
-	return search_entry(sb, dir, &m, loc);
+	return lookup_entry(sb, dir, &m, loc, need_blk);
 }
 
 static int search_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct name_match *m,
@@ -508,11 +512,157 @@ static int search_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct
 	return ret < 0 ? ret : -ENOENT;
 }
 
+/* ---- the name index (dcache.c) ---- */
+
+/* Lookups of a directory before it gets an index: one-off stats stay scans. */
+#define DCACHE_AFTER_LOOKUPS 4
+
+/* Level and bucket of a dentry block; false past the last level. */
+static bool block_bucket(const struct f2fs_inode *dir, uint64_t lblk, uint32_t *level,
+			 uint32_t *bucket)
+{
+	uint64_t start = 0;
+
+	for (uint32_t l = 0; l < MAX_DIR_HASH_DEPTH; l++) {
+		uint64_t n = (uint64_t)dir_buckets(l, dir->dir_level) * bucket_blocks(l);
+
+		if (lblk < start + n) {
+			*level = l;
+			*bucket = (uint32_t)((lblk - start) / bucket_blocks(l));
+			return true;
+		}
+		start += n;
+	}
+	return false;
+}
+
+static int index_area(struct f2fs_sb *sb, const struct f2fs_inode *dir, struct f2fs_dcache *dc,
+		      const struct f2fs_dentry_ptr *d, uint64_t lblk, uint32_t nbucket,
+		      uint32_t bucket)
+{
+	struct dentry_info de;
+	uint32_t pos = 0;
+	bool warned = false;
+	int ret;
+
+	while ((ret = next_dentry(sb, dir, d, lblk, &pos, &warned, false, &de)) == 1) {
+		/* an entry outside its hash bucket is one no lookup reaches */
+		if (nbucket && de.hash % nbucket != bucket)
+			continue;
+		ret = f2fs_dcache_add(dc, de.hash, de.name, de.name_len, de.ino, de.file_type,
+				      lblk, de.bit);
+		if (ret)
+			return ret;
+	}
+	return ret;
+}
+
+/*
+ * Every entry that search_entry() could find, in the order it would find
+ * them: levels below current_depth, each block's entries in its hash
+ * bucket.  NULL if the directory cannot be indexed (a damaged area, which
+ * the scan then reports, or the mount's budget is spent).
+ */
+static struct f2fs_dcache *build_index(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	uint64_t nblocks = dir_blocks(dir), max_blocks = f2fs_max_file_blocks(dir);
+	uint32_t max_depth = F2FS_MIN(dir->current_depth, (uint32_t)MAX_DIR_HASH_DEPTH);
+	struct f2fs_dentry_ptr d;
+	struct f2fs_dcache *dc;
+	uint8_t *blk;
+	int ret = 0;
+
+	if (nblocks > UINT32_MAX / 16)
+		return NULL;
+	dc = f2fs_dcache_new(&sb->dcache_budget, (uint32_t)nblocks * 16);
+	blk = f2fs_alloc_blocks(1);
+	if (!dc || !blk)
+		goto fail;
+	for (uint64_t lblk = 0; lblk < nblocks && lblk < max_blocks && !ret; lblk++) {
+		uint32_t level, bucket;
+		int rd;
+
+		if (!block_bucket(dir, lblk, &level, &bucket) || level >= max_depth)
+			break;
+		if (f2fs_dcache_bytes(dc) > sb->dcache_budget.limit)
+			goto fail;
+		rd = f2fs_read_data_block(sb, dir, (uint32_t)lblk, blk);
+		if (rd < 0)
+			goto fail;
+		if (rd == 0)
+			continue;
+		f2fs_make_dentry_ptr_block(&d, blk);
+		ret = index_area(sb, dir, dc, &d, lblk, dir_buckets(level, dir->dir_level), bucket);
+	}
+	if (ret < 0 || !f2fs_dcache_charge(dc))
+		goto fail;
+	free(blk);
+	return dc;
+fail:
+	free(blk);
+	f2fs_dcache_free(dc);
+	return NULL;
+}
+
+/* Every change to a directory's entries drops its index (under its write lock). */
+static void drop_index(struct f2fs_inode *dir)
+{
+	f2fs_dcache_free(atomic_exchange(&dir->dcache, NULL));
+	atomic_store(&dir->dcache_lookups, 0);
+	atomic_store(&dir->dcache_off, false);
+}
+
+/*
+ * search_entry() for callers that only read the entry: answered from the
+ * index where the name is compared byte for byte (not a no-key name, not
+ * folded), built once a directory of dentry blocks is looked up often.
+ */
+static int lookup_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const struct name_match *m,
+			struct entry_loc *loc, bool need_blk)
+{
+	struct f2fs_dcache *dc;
+	struct f2fs_dcache_entry e;
+
+	if (need_blk || m->nk || m->cf || (dir->inline_flags & F2FS_INLINE_DENTRY) ||
+	    !sb->dcache_budget.limit)
+		return search_entry(sb, dir, m, loc);
+	dc = atomic_load(&dir->dcache);
+	if (!dc) {
+		struct f2fs_dcache *none = NULL;
+
+		if (atomic_load(&dir->dcache_off) ||
+		    atomic_fetch_add(&dir->dcache_lookups, 1) + 1 < DCACHE_AFTER_LOOKUPS)
+			return search_entry(sb, dir, m, loc);
+		dc = build_index(sb, dir);
+		if (!dc) {
+			atomic_store(&dir->dcache_off, true);
+			return search_entry(sb, dir, m, loc);
+		}
+		/* readers build in parallel under the read lock: one index stays */
+		if (!atomic_compare_exchange_strong(&dir->dcache, &none, dc)) {
+			f2fs_dcache_free(dc);
+			dc = none;
+		}
+	}
+	loc->blk = NULL;
+	if (!f2fs_dcache_find(dc, m->hash, m->name, m->len, &e))
+		return -ENOENT;
+	loc->lblk = e.lblk;
+	memset(&loc->de, 0, sizeof(loc->de));
+	loc->de.ino = e.ino;
+	loc->de.file_type = e.file_type;
+	loc->de.bit = e.bit;
+	loc->de.hash = m->hash;
+	loc->de.name_len = (uint16_t)m->len;
+	/* as find_in_area: the entry that matches has its target checked */
+	return dentry_target_bad(sb, dir, e.lblk, e.bit, &loc->de);
+}
+
 int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		    uint32_t *ino, unsigned int *file_type)
 {
 	struct entry_loc loc;
-	int ret = find_entry(sb, dir, name, len, &loc);
+	int ret = find_entry(sb, dir, name, len, &loc, false);
 
 	if (ret)
 		return ret;
@@ -832,7 +982,7 @@ int f2fs_dir_lookup_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uint8
 			 size_t len, uint32_t *ino)
 {
 	struct entry_loc loc;
-	int ret = find_entry_disk(sb, dir, name, len, &loc);
+	int ret = find_entry_disk(sb, dir, name, len, &loc, false);
 
 	if (ret)
 		return ret;
@@ -911,6 +1061,7 @@ static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *nam
 			update_dentry(&d, bit, name, len, hash, inode->ino, ftype);
 			{
 				uint64_t old_size = dir->size;
+				struct f2fs_dcache *dc = dir->dcache;
 				uint32_t old_depth = dir->current_depth;
 
 				if ((b + 1) * F2FS_BLKSIZE > dir->size)
@@ -924,6 +1075,10 @@ static int add_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *nam
 					f2fs_mark_inode_dirty(sb, dir);
 					goto out;
 				}
+				/* a new name lands in its hash bucket: lookups reach it */
+				if (dc && f2fs_dcache_add(dc, hash, (const uint8_t *)name,
+							  (uint16_t)len, inode->ino, ftype, b, bit))
+					drop_index(dir);
 			}
 			goto added;
 		}
@@ -959,7 +1114,7 @@ int f2fs_delete_entry(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *na
 		      struct f2fs_inode *inode)
 {
 	struct entry_loc loc;
-	int err = find_entry(sb, dir, name, len, &loc);
+	int err = find_entry(sb, dir, name, len, &loc, true);
 
 	return err ? err : delete_at(sb, dir, &loc, inode);
 }
@@ -968,7 +1123,7 @@ int f2fs_delete_entry_disk(struct f2fs_sb *sb, struct f2fs_inode *dir, const uin
 			   size_t len, struct f2fs_inode *inode)
 {
 	struct entry_loc loc;
-	int err = find_entry_disk(sb, dir, name, len, &loc);
+	int err = find_entry_disk(sb, dir, name, len, &loc, true);
 
 	return err ? err : delete_at(sb, dir, &loc, inode);
 }
@@ -996,6 +1151,10 @@ static int delete_at(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_lo
 	} else {
 		err = write_entry_area(sb, dir, &loc);
 	}
+	/* the index forgets the name; with a twin name in it, it is rebuilt */
+	if (!err && dir->dcache &&
+	    f2fs_dcache_remove(dir->dcache, loc.de.hash, loc.de.name, loc.de.name_len))
+		drop_index(dir);
 	free(loc.blk);
 	if (err)
 		return err;
@@ -1021,6 +1180,9 @@ static int set_link_at(struct f2fs_sb *sb, struct f2fs_inode *dir, struct entry_
 	put_le32(de + DE_INO, inode->ino);
 	de[DE_FILE_TYPE] = f2fs_file_type(inode->mode);
 	err = write_entry_area(sb, dir, loc);
+	if (!err && dir->dcache)
+		f2fs_dcache_repoint(dir->dcache, loc->de.hash, loc->de.name, loc->de.name_len,
+				    inode->ino, de[DE_FILE_TYPE]);
 	free(loc->blk);
 	loc->blk = NULL;
 	if (err)
@@ -1034,7 +1196,7 @@ int f2fs_set_link(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, 
 		  struct f2fs_inode *inode)
 {
 	struct entry_loc loc;
-	int err = find_entry(sb, dir, name, len, &loc);
+	int err = find_entry(sb, dir, name, len, &loc, true);
 
 	if (err)
 		return err;
@@ -1048,6 +1210,7 @@ int f2fs_make_empty_dir(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2f
 	uint8_t *blk;
 	int err;
 
+	drop_index(inode);
 	if (inode->inline_flags & F2FS_INLINE_DENTRY) {
 		f2fs_make_dentry_ptr_inline(&d, inode);
 		update_dentry(&d, 0, ".", 1, 0, inode->ino, F2FS_FT_DIR);
@@ -1096,7 +1259,7 @@ int f2fs_set_dotdot(struct f2fs_sb *sb, struct f2fs_inode *dir, struct f2fs_inod
 {
 	/* ".." is stored in plain text, also in encrypted directories */
 	struct entry_loc loc;
-	int err = find_entry_disk(sb, dir, (const uint8_t *)"..", 2, &loc);
+	int err = find_entry_disk(sb, dir, (const uint8_t *)"..", 2, &loc, true);
 
 	if (err)
 		return err;

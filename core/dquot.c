@@ -84,18 +84,20 @@ static int64_t now_sec(void)
 /*
  * check_bdq and check_idq: may usage cur take n more against these limits?
  * Passing the soft limit the first time starts its grace period (*deadline).
+ * priv is ignore_hardlimit (CAP_SYS_RESOURCE): the hard limit and an expired
+ * grace period do not refuse, but the grace period still starts.
  */
 static int check_limit(const struct f2fs_quota_type *qt, uint64_t cur, uint64_t n, uint64_t hard,
-		       uint64_t soft, int64_t *deadline, uint32_t grace)
+		       uint64_t soft, int64_t *deadline, uint32_t grace, bool priv)
 {
 	uint64_t total = cur + n;
 
 	if (!qt->enforce)
 		return 0;
-	if (hard && total > hard)
+	if (hard && total > hard && !priv)
 		return -EDQUOT;
 	if (soft && total > soft) {
-		if (*deadline && now_sec() >= *deadline)
+		if (*deadline && now_sec() >= *deadline && !priv)
 			return -EDQUOT;
 		if (!*deadline)
 			*deadline = now_sec() + grace;
@@ -103,16 +105,17 @@ static int check_limit(const struct f2fs_quota_type *qt, uint64_t cur, uint64_t 
 	return 0;
 }
 
-static int check_space(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t space)
+static int check_space(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t space,
+		       bool priv)
 {
 	return check_limit(qt, dq->curspace, space, dq->bhardlimit, dq->bsoftlimit, &dq->btime,
-			   qt->bgrace);
+			   qt->bgrace, priv);
 }
 
-static int check_inodes(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t n)
+static int check_inodes(struct f2fs_quota_type *qt, struct f2fs_dquot *dq, uint64_t n, bool priv)
 {
 	return check_limit(qt, dq->curinodes, n, dq->ihardlimit, dq->isoftlimit, &dq->itime,
-			   qt->igrace);
+			   qt->igrace, priv);
 }
 
 /* dquot_decr_space / dquot_decr_inodes: below the soft limit, no grace runs */
@@ -144,7 +147,7 @@ static bool charged(const struct f2fs_sb *sb, const struct f2fs_inode *inode)
  * new id the usage cannot be kept: the files then need fsck.
  */
 static int charge(struct f2fs_sb *sb, const uint32_t ids[F2FS_MAX_QUOTAS], uint64_t space,
-		  uint64_t n, bool force)
+		  uint64_t n, bool priv)
 {
 	struct f2fs_dquot *dq[F2FS_MAX_QUOTAS] = { NULL };
 	int err = 0;
@@ -160,10 +163,10 @@ static int charge(struct f2fs_sb *sb, const uint32_t ids[F2FS_MAX_QUOTAS], uint6
 			sb->quota.need_repair = true;
 			continue;
 		}
-		if (!force && !err && space)
-			err = check_space(qt, dq[t], space);
-		if (!force && !err && n)
-			err = check_inodes(qt, dq[t], n);
+		if (!err && space)
+			err = check_space(qt, dq[t], space, priv);
+		if (!err && n)
+			err = check_inodes(qt, dq[t], n, priv);
 	}
 	for (int t = 0; !err && t < F2FS_MAX_QUOTAS; t++) {
 		if (!dq[t])
@@ -211,7 +214,7 @@ int f2fs_dquot_alloc_block(struct f2fs_sb *sb, const struct f2fs_inode *inode, u
 	if (!charged(sb, inode) || !n)
 		return 0;
 	inode_ids(inode, ids);
-	return charge(sb, ids, n * F2FS_BLKSIZE, 0, false);
+	return charge(sb, ids, n * F2FS_BLKSIZE, 0, inode->dq_priv);
 }
 
 void f2fs_dquot_free_block(struct f2fs_sb *sb, const struct f2fs_inode *inode, uint64_t n)
@@ -231,7 +234,7 @@ int f2fs_dquot_alloc_inode(struct f2fs_sb *sb, const struct f2fs_inode *inode)
 	if (!charged(sb, inode))
 		return 0;
 	inode_ids(inode, ids);
-	return charge(sb, ids, 0, 1, false);
+	return charge(sb, ids, 0, 1, inode->dq_priv);
 }
 
 void f2fs_dquot_drop_inode(struct f2fs_sb *sb, const struct f2fs_inode *inode)
@@ -245,7 +248,8 @@ void f2fs_dquot_drop_inode(struct f2fs_sb *sb, const struct f2fs_inode *inode)
 }
 
 /* __dquot_transfer: the new owners are checked and charged first, then the
- * old ones are relieved; ids that do not change are left alone. */
+ * old ones are relieved; ids that do not change are left alone.  force:
+ * no limit refuses (recovery); else inode->dq_priv decides as for a charge. */
 int f2fs_dquot_transfer(struct f2fs_sb *sb, const struct f2fs_inode *inode,
 			const uint32_t ids[F2FS_MAX_QUOTAS], bool force)
 {
@@ -270,9 +274,9 @@ int f2fs_dquot_transfer(struct f2fs_sb *sb, const struct f2fs_inode *inode,
 			break;
 		}
 		if (!force && !err)
-			err = check_space(qt, to[t], space);
+			err = check_space(qt, to[t], space, inode->dq_priv);
 		if (!force && !err)
-			err = check_inodes(qt, to[t], 1);
+			err = check_inodes(qt, to[t], 1, inode->dq_priv);
 		if (err)
 			break;
 	}

@@ -217,6 +217,31 @@ void f2fs_extent_cache_move(struct f2fs_inode *inode, uint32_t fofs, uint32_t bl
 
 /* ======================= in-memory inode (inode.c) ======================= */
 
+/* dcache.c: a directory's name index (see there) */
+struct f2fs_dcache;
+#define F2FS_DEFAULT_DCACHE_SIZE ((size_t)64 << 20)
+struct f2fs_dcache_budget {
+	_Atomic size_t used;
+	size_t limit;
+};
+struct f2fs_dcache_entry {
+	uint32_t ino;
+	uint8_t file_type;
+	uint64_t lblk;		/* UINT64_MAX: the inline area */
+	uint32_t bit;
+};
+struct f2fs_dcache *f2fs_dcache_new(struct f2fs_dcache_budget *budget, uint32_t expect);
+void f2fs_dcache_free(struct f2fs_dcache *dc);
+int f2fs_dcache_add(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, uint16_t len,
+		    uint32_t ino, uint8_t file_type, uint64_t lblk, uint32_t bit);
+bool f2fs_dcache_find(const struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name,
+		      size_t len, struct f2fs_dcache_entry *out);
+int f2fs_dcache_remove(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len);
+void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len,
+			 uint32_t ino, uint8_t file_type);
+bool f2fs_dcache_charge(struct f2fs_dcache *dc);
+size_t f2fs_dcache_bytes(const struct f2fs_dcache *dc);
+
 struct f2fs_inode {
 	uint32_t ino;
 	int refcount;			/* protected by sb->icache_lock */
@@ -249,10 +274,21 @@ struct f2fs_inode {
 	uint64_t compr_blocks;
 	uint32_t projid;		/* i_projid; 0 (F2FS_DEF_PROJID) where it does not fit */
 	bool compress_now;		/* F2FS_IOC_COMPRESS_FILE under compress_mode=user */
+	/* the change holding lock (write) may pass quota limits: its caller has
+	 * CAP_SYS_RESOURCE (F2FS_PRIV_QUOTA); cleared by f2fs_end_op */
+	bool dq_priv;
 
 	struct f2fs_extent_tree et;
 	/* the last cluster read, while the file is open (compress.c) */
 	struct f2fs_cluster_cache *_Atomic ccache;
+	/*
+	 * Directories: the name index (dir.c builds it under the read lock,
+	 * drops it under the write lock) and the lookups since it was last
+	 * dropped; dcache_off: building failed, do not retry until dropped.
+	 */
+	struct f2fs_dcache *_Atomic dcache;
+	_Atomic uint32_t dcache_lookups;
+	_Atomic bool dcache_off;
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -889,6 +925,7 @@ struct f2fs_sb {
 	struct f2fs_dev *dev;
 	struct f2fs_cache *cache;
 	struct f2fs_extent_mgr *extents;	/* the read extent caches' budget */
+	struct f2fs_dcache_budget dcache_budget;	/* directories' name indexes */
 	struct f2fs_mount_opts opts;
 
 	/* superblock (the valid copy, raw) and derived geometry */
@@ -1068,10 +1105,17 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
  * The prologue of a change through api.h (vfs.c): -EROFS unless the mount
  * is writable, then room for it (F2FS_OP_BALANCE, for changes that may
  * allocate), f2fs_lock_op, a reference to inode ino (a directory for
- * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  f2fs_end_op undoes it.
+ * F2FS_OP_DIR, else -ENOTDIR) and its write lock.  F2FS_OP_QUOTA_PRIV sets
+ * the inode's dq_priv for the change.  f2fs_end_op undoes it.
  */
-#define F2FS_OP_BALANCE	0x1
-#define F2FS_OP_DIR	0x2
+#define F2FS_OP_BALANCE		0x1
+#define F2FS_OP_DIR		0x2
+#define F2FS_OP_QUOTA_PRIV	0x4
+/* F2FS_OP_QUOTA_PRIV where the api's priv bits (F2FS_PRIV_*) ask for it */
+static inline unsigned int f2fs_op_priv(unsigned int priv)
+{
+	return (priv & F2FS_PRIV_QUOTA) ? F2FS_OP_QUOTA_PRIV : 0;
+}
 int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f2fs_inode **out);
 /* namei.c: write-lock two inodes (or one, a == b) in inode-number order, and unlock them */
 void f2fs_lock_two(struct f2fs_inode *a, struct f2fs_inode *b);

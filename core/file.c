@@ -123,12 +123,18 @@ int f2fs_forget(struct f2fs_sb *sb, uint32_t ino)
 
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off)
 {
+	return f2fs_write_as(sb, ino, buf, len, off, 0);
+}
+
+ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len,
+		      uint64_t off, unsigned int priv)
+{
 	struct f2fs_inode *inode;
 	bool sync;
 	ssize_t r;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(priv), &inode);
 	if (err)
 		return err;
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
@@ -156,7 +162,7 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 	struct f2fs_timespec now;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(sa->priv), &inode);
 	if (err)
 		return err;
 	f2fs_now(&now);
@@ -415,6 +421,12 @@ static int zero_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t off
 
 int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len)
 {
+	return f2fs_fallocate_as(sb, ino, mode, off, len, 0);
+}
+
+int f2fs_fallocate_as(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uint64_t len,
+		      unsigned int priv)
+{
 	struct f2fs_inode *inode;
 	struct f2fs_timespec now;
 	uint64_t end = off + len;
@@ -428,7 +440,7 @@ int f2fs_fallocate(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, uin
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(priv), &inode);
 	if (err)
 		return err;
 	if (!S_ISREG(inode->mode)) {
@@ -556,9 +568,13 @@ static int change_xattr(struct f2fs_sb *sb, uint32_t ino, const char *name, cons
 {
 	struct f2fs_inode *inode;
 	struct f2fs_timespec now;
+	unsigned int op = value ? F2FS_OP_BALANCE : 0;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, value ? F2FS_OP_BALANCE : 0, &inode);
+	if (flags & F2FS_XATTR_PRIV_QUOTA)
+		op |= F2FS_OP_QUOTA_PRIV;
+	flags &= ~F2FS_XATTR_PRIV_QUOTA;
+	err = f2fs_begin_op(sb, ino, op, &inode);
 	if (err)
 		return err;
 	/* xattr_permission */
@@ -731,7 +747,7 @@ out:
 }
 
 /* f2fs_ioc_setproject */
-int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid)
+int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid, unsigned int priv)
 {
 	struct f2fs_inode *inode;
 	int err;
@@ -740,7 +756,7 @@ int f2fs_set_projid(struct f2fs_sb *sb, uint32_t ino, uint32_t projid)
 		return projid ? -EOPNOTSUPP : 0;
 	if (!f2fs_writable(sb))
 		return -EROFS;
-	err = f2fs_begin_op(sb, ino, 0, &inode);
+	err = f2fs_begin_op(sb, ino, f2fs_op_priv(priv), &inode);
 	if (err)
 		return err;
 	/* the kernel's order: no extra attributes, the same id, a quota file,

@@ -204,6 +204,7 @@ static void free_inode(struct f2fs_inode *inode)
 	f2fs_put_crypt_info(inode);
 	f2fs_compress_drop_cache(inode);
 	f2fs_extent_tree_destroy(&inode->et);
+	f2fs_dcache_free(inode->dcache);
 	pthread_rwlock_destroy(&inode->lock);
 	free(inode->node);
 	free(inode);
@@ -526,7 +527,9 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 	    f2fs_has_feature(sb, F2FS_FEATURE_PRJQUOTA))
 		inode->projid = dir->projid;
 	/* dquot_alloc_inode before anything is allocated (its ino is not yet a
-	 * quota file's, so it is charged) */
+	 * quota file's, so it is charged), with the privilege of the change
+	 * creating it; its creator clears dq_priv before linking it */
+	inode->dq_priv = dir && dir->dq_priv;
 	err = f2fs_dquot_alloc_inode(sb, inode);
 	if (err)
 		goto fail_quota;

@@ -146,7 +146,8 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 		return f2fs_write_denied(sb);
 	if (target && (strlen(target) == 0 || strlen(target) >= F2FS_BLKSIZE))
 		return strlen(target) ? -ENAMETOOLONG : -ENOENT;
-	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR, &dir);
+	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR | f2fs_op_priv(cred->priv),
+			    &dir);
 	if (err)
 		return err;
 	dsync = dir->flags & F2FS_DIRSYNC_FL;
@@ -202,6 +203,8 @@ static int do_create(struct f2fs_sb *sb, uint32_t dir_ino, const char *name, siz
 		err = f2fs_make_empty_dir(sb, inode, dir);
 	else if (target)
 		err = write_symlink(sb, inode, target, strlen(target));
+	/* once linked, others may lock it: its own privilege is theirs */
+	inode->dq_priv = false;
 	if (!err)
 		err = f2fs_add_link(sb, dir, name, len, inode, true);
 	if (err) {
@@ -253,6 +256,12 @@ static bool proj_fits(const struct f2fs_inode *dir, const struct f2fs_inode *ino
 int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *name, size_t len,
 	      struct f2fs_stat *st)
 {
+	return f2fs_link_as(sb, ino, dir_ino, name, len, st, 0);
+}
+
+int f2fs_link_as(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *name, size_t len,
+		 struct f2fs_stat *st, unsigned int priv)
+{
 	struct f2fs_inode *dir, *inode;
 	struct f2fs_timespec now;
 	unsigned int ftype;
@@ -262,7 +271,7 @@ int f2fs_link(struct f2fs_sb *sb, uint32_t ino, uint32_t dir_ino, const char *na
 
 	if (err)
 		return err;
-	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR, &dir);
+	err = f2fs_begin_op(sb, dir_ino, F2FS_OP_BALANCE | F2FS_OP_DIR | f2fs_op_priv(priv), &dir);
 	if (err)
 		return err;
 	dsync = dir->flags & F2FS_DIRSYNC_FL;
@@ -462,8 +471,10 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 	uint32_t oino, nino = 0;
 	unsigned int ftype;
 	bool cross, locked_dirs = false, dsync = false;
+	bool priv = flags & F2FS_RENAME_PRIV_QUOTA;
 	int err;
 
+	flags &= ~F2FS_RENAME_PRIV_QUOTA;
 	if (flags & ~(unsigned int)(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
 	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
@@ -488,6 +499,8 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 		goto out;
 	f2fs_lock_two(odir, ndir);
 	locked_dirs = true;
+	/* the new name's dentry block is charged to ndir's owner */
+	ndir->dq_priv = priv;
 	err = f2fs_dir_lookup(sb, odir, oname, olen, &oino, &ftype);
 	if (err)
 		goto out;
@@ -636,6 +649,7 @@ out_unlock:
 out:
 	if (locked_dirs) {
 		dsync = (odir->flags | ndir->flags) & F2FS_DIRSYNC_FL;
+		ndir->dq_priv = false;
 		f2fs_unlock_two(odir, ndir);
 	}
 	f2fs_iput(sb, victim);

@@ -344,3 +344,11 @@ void f2fs_quota_statfs_project(struct f2fs_sb *sb, uint32_t ino, struct f2fs_sta
 	}
 	pthread_mutex_unlock(&sb->quota.lock);
 }
+
+bool f2fs_quota_enforced(const struct f2fs_sb *sb)
+{
+	for (int t = 0; t < F2FS_MAX_QUOTAS; t++)
+		if (sb->quota.t[t].enforce)
+			return true;
+	return false;
+}

@@ -284,6 +284,8 @@ static int fill_super(struct f2fs_sb *sb)
 	err = f2fs_extent_mgr_create(sb, sb->opts.extent_cache_size);
 	if (err)
 		return err;
+	sb->dcache_budget.limit = sb->opts.no_dcache ? 0 :
+				  sb->opts.dcache_size ? sb->opts.dcache_size : F2FS_DEFAULT_DCACHE_SIZE;
 	err = read_super(sb);
 	if (err)
 		return err;

@@ -45,12 +45,14 @@ int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f
 		f2fs_end_op(sb, inode);
 		return -ESTALE;
 	}
+	inode->dq_priv = flags & F2FS_OP_QUOTA_PRIV;
 	*out = inode;
 	return 0;
 }
 
 void f2fs_end_op(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
+	inode->dq_priv = false;
 	pthread_rwlock_unlock(&inode->lock);
 	f2fs_unlock_op(sb);
 	f2fs_iput(sb, inode);

@@ -15,6 +15,7 @@
 #define F2FS_CAP_FOWNER			3
 #define F2FS_CAP_LINUX_IMMUTABLE	9
 #define F2FS_CAP_SYS_ADMIN		21
+#define F2FS_CAP_SYS_RESOURCE		24
 
 struct f2fs_caller {
 	uid_t uid;		/* fsuid (FUSE request) or euid at connect (socket) */

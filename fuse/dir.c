@@ -288,6 +288,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		sa.valid |= F2FS_SET_CTIME;
 		sa.ctime = now;
 	}
+	/* a chown or chgrp moves the usage to the new owner's quota */
+	if (sa.valid & (F2FS_SET_UID | F2FS_SET_GID))
+		sa.priv = f2fs_fuse_priv(req, fs);
 	err = f2fs_setattr(fs->sb, f2fs_fuse_nid(fs, ino), &sa, &st);
 	if (err) {
 		f2fs_fuse_reply_err(req, err);
@@ -314,6 +317,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		min = minor(rdev);
 	}
 	f2fs_fuse_get_cred(req, mode, &rc);
+	rc.cred.priv = f2fs_fuse_priv(req, fs);
 	err = f2fs_mknod(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), mode, maj, min,
 			 &rc.cred, &st);
 	f2fs_fuse_put_cred(&rc);
@@ -331,6 +335,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	if (name_too_long(req, name))
 		return;
 	f2fs_fuse_get_cred(req, mode, &rc);
+	rc.cred.priv = f2fs_fuse_priv(req, fs);
 	err = f2fs_mkdir(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), mode, &rc.cred,
 			 &st);
 	f2fs_fuse_put_cred(&rc);
@@ -348,6 +353,7 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	if (name_too_long(req, name))
 		return;
 	f2fs_fuse_get_cred(req, 0, &rc);
+	rc.cred.priv = f2fs_fuse_priv(req, fs);
 	err = f2fs_symlink(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name), link, &rc.cred,
 			   &st);
 	f2fs_fuse_put_cred(&rc);
@@ -363,8 +369,8 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 
 	if (name_too_long(req, newname))
 		return;
-	err = f2fs_link(fs->sb, f2fs_fuse_nid(fs, ino), f2fs_fuse_nid(fs, newparent), newname,
-			strlen(newname), &st);
+	err = f2fs_link_as(fs->sb, f2fs_fuse_nid(fs, ino), f2fs_fuse_nid(fs, newparent), newname,
+			   strlen(newname), &st, f2fs_fuse_priv(req, fs));
 	reply_new_entry(req, fs, newparent, err, &st);
 }
 
@@ -398,6 +404,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (name_too_long(req, name) || name_too_long(req, newname))
 		return;
 	/* flags are RENAME_NOREPLACE or RENAME_EXCHANGE, as the core takes them. */
+	flags &= ~F2FS_RENAME_PRIV_QUOTA;
+	if (f2fs_fuse_priv(req, fs))
+		flags |= F2FS_RENAME_PRIV_QUOTA;
 	err = f2fs_rename(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name),
 			  f2fs_fuse_nid(fs, newparent), newname, strlen(newname), flags);
 	f2fs_fuse_reply_status(req, err);
@@ -422,6 +431,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	 * O_EXCL.
 	 */
 	f2fs_fuse_get_cred(req, mode, &rc);
+	rc.cred.priv = f2fs_fuse_priv(req, fs);
 	err = f2fs_mknod(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name),
 			 S_IFREG | (mode & 07777), 0, 0, &rc.cred, &st);
 	f2fs_fuse_put_cred(&rc);

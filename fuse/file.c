@@ -130,7 +130,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	n = f2fs_write(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off);
+	n = f2fs_write_as(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off,
+			  f2fs_fuse_priv(req, fs));
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	if (n > 0 && direct_write(fi))
@@ -157,8 +158,8 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	/* file_modified, before the change, as vfs_fallocate does */
 	err = f2fs_fuse_remove_privs(req, fs, f2fs_fuse_nid(fs, ino), &killed);
 	if (!err)
-		err = f2fs_fallocate(fs->sb, f2fs_fuse_nid(fs, ino), mode, (uint64_t)offset,
-				     (uint64_t)length);
+		err = f2fs_fallocate_as(fs->sb, f2fs_fuse_nid(fs, ino), mode, (uint64_t)offset,
+					(uint64_t)length, f2fs_fuse_priv(req, fs));
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	f2fs_fuse_reply_status(req, err);

@@ -108,7 +108,9 @@ static int set_flags(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const voi
 		err = f2fs_set_flags(fs->sb, nid, next);
 	/* f2fs_fileattr_set: the flags, then the project (f2fs_ioc_setproject) */
 	if (!err && setxattr)
-		err = f2fs_set_projid(fs->sb, nid, projid);
+		err = f2fs_set_projid(fs->sb, nid, projid,
+				      f2fs_caller_capable(&who, F2FS_CAP_SYS_RESOURCE) ?
+				      F2FS_PRIV_QUOTA : 0);
 out:
 	pthread_mutex_unlock(&fs->flags_lock);
 	f2fs_caller_done(&who);

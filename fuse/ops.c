@@ -118,6 +118,23 @@ bool f2fs_fuse_has_fsetid(fuse_req_t req)
 }
 
 /*
+ * F2FS_PRIV_QUOTA for a caller with CAP_SYS_RESOURCE, which may pass quota
+ * limits.  Asked only where limits are checked: it costs a read of /proc.
+ */
+unsigned int f2fs_fuse_priv(fuse_req_t req, struct f2fs_fuse *fs)
+{
+	struct f2fs_caller c;
+	bool cap;
+
+	if (!f2fs_quota_enforced(fs->sb))
+		return 0;
+	f2fs_caller_from_req(&c, req);
+	cap = f2fs_caller_capable(&c, CAP_SYS_RESOURCE);
+	f2fs_caller_done(&c);
+	return cap ? F2FS_PRIV_QUOTA : 0;
+}
+
+/*
  * file_remove_privs for a write, truncate or fallocate.  The kernel sends a
  * SETATTR of the mode first, but by the rule it had before Linux 6.2 (FUSE
  * recomputes it): set-group-ID without group-exec is kept even when the

@@ -32,6 +32,8 @@ struct f2fs_fuse_cred {
 void f2fs_fuse_get_cred(fuse_req_t req, uint32_t mode, struct f2fs_fuse_cred *rc);
 void f2fs_fuse_put_cred(struct f2fs_fuse_cred *rc);
 bool f2fs_fuse_has_fsetid(fuse_req_t req);
+/* F2FS_PRIV_QUOTA if the caller has CAP_SYS_RESOURCE and any limits are checked */
+unsigned int f2fs_fuse_priv(fuse_req_t req, struct f2fs_fuse *fs);
 int f2fs_fuse_remove_privs(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid,
 			   uint32_t *killed);
 

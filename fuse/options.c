@@ -46,6 +46,7 @@ enum {
 	KEY_NODE_RA,
 	KEY_NODE_RA_DEPTH,
 	KEY_EXTENT_CACHE_SIZE,
+	KEY_DCACHE_SIZE,
 	KEY_PRECACHE,
 	KEY_PRECACHE_N,
 	KEY_SERIALIZE_IO,
@@ -71,6 +72,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("node_ra=", KEY_NODE_RA),
 	FUSE_OPT_KEY("node_ra_depth=", KEY_NODE_RA_DEPTH),
 	FUSE_OPT_KEY("extent_cache_size=", KEY_EXTENT_CACHE_SIZE),
+	FUSE_OPT_KEY("dcache_size=", KEY_DCACHE_SIZE),
 	FUSE_OPT_KEY("precache_extents", KEY_PRECACHE),
 	FUSE_OPT_KEY("precache_extents=", KEY_PRECACHE_N),
 	FUSE_OPT_KEY("serialize_io=", KEY_SERIALIZE_IO),
@@ -286,6 +288,11 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		if (parse_size(opt_value(arg), &c->extent_cache_size) || !c->extent_cache_size)
 			return bad_value(arg);
 		return 0;
+	case KEY_DCACHE_SIZE:
+		if (parse_size(opt_value(arg), &c->dcache_size))
+			return bad_value(arg);
+		c->no_dcache = c->dcache_size == 0;
+		return 0;
 	case KEY_PRECACHE:
 		fs->precache_open = true;
 		fs->precache_min_nodes = F2FS_FUSE_PRECACHE_MIN_NODES;
@@ -398,6 +405,9 @@ void f2fs_fuse_help(void)
 	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 4)\n"
 	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"
 	       "                           files (default: 16 MiB)\n"
+	       "    -o dcache_size=N[K|M|G]  bytes of name indexes of often looked-up\n"
+	       "                           directories (default: 64 MiB; 0: none, every\n"
+	       "                           lookup scans the dentry blocks)\n"
 	       "    -o precache_extents[=N]  map a regular file into the extent cache when\n"
 	       "                           it is opened, if it has more than N direct nodes\n"
 	       "                           (default N: 16, a 64 MiB file)\n"

@@ -29,6 +29,8 @@ struct f2fs_fuse_cli {
 	size_t extent_cache_size;
 	enum f2fs_serialize_io serialize_io;
 	uint32_t min_seq_blocks;
+	size_t dcache_size;
+	bool no_dcache;
 };
 
 int f2fs_fuse_parse_opts(struct fuse_args *args, struct f2fs_fuse_cli *c);

@@ -85,7 +85,9 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	bool kill = acl_kills_sgid(req, fs, nid, name);
 	int err;
 
-	flags &= ~F2FS_XATTR_ACL_KILL_SGID;
+	flags &= ~(F2FS_XATTR_ACL_KILL_SGID | F2FS_XATTR_PRIV_QUOTA);
+	if (f2fs_fuse_priv(req, fs))
+		flags |= F2FS_XATTR_PRIV_QUOTA;
 	err = f2fs_setxattr(fs->sb, nid, name, value, size,
 			    flags | (kill ? F2FS_XATTR_ACL_KILL_SGID : 0));
 	if (!err && kill)

@@ -18,7 +18,7 @@ import sys
 # ground floor first; keep in step with docs/design.md
 FLOORS = [
     ["msg", "platform", "crc", "hash", "utf8", "lzorle"],
-    ["dev", "cache", "extent_cache"],
+    ["dev", "cache", "extent_cache", "dcache"],
     ["nat", "segment", "dquot", "quota_tree"],
     ["node"],
     ["checkpoint"],

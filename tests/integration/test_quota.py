@@ -101,6 +101,19 @@ def fusectl(*args, user=None):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
 
 
+# root without CAP_SYS_RESOURCE (from the bounding and inheritable sets, so
+# the exec does not give it back): the limits apply to it as to anyone
+NO_SYS_RESOURCE = ["setpriv", "--inh-caps=-sys_resource", "--bounding-set=-sys_resource"]
+
+
+def py(code, prefix=NO_SYS_RESOURCE):
+    """Run python code under prefix (setpriv ...); its stdout."""
+    r = subprocess.run(prefix + ["/usr/bin/python3", "-c", code], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
 def report(mnt, qtype):
     """{id: (KiB used, inodes, soft, hard, isoft, ihard)} from f2fs-fusectl quota."""
     r = fusectl("quota", "-" + qtype[0], mnt)
@@ -274,11 +287,14 @@ def test_limits_edquot(img):
             "    except OSError as e:\n"
             "        print(i, e.errno); break\n" % os.path.join(p, "u"))
     assert r.stdout.split() == ["2", "122"], r.stdout + r.stderr     # u, big, f0, f1
-    # chown into the full user: EDQUOT, the owner stays
+    # chown into the full user without CAP_SYS_RESOURCE: EDQUOT, the owner stays
     write(os.path.join(p, "rootfile"), 10)
-    with pytest.raises(OSError) as e:
-        os.chown(os.path.join(p, "rootfile"), USER, -1)
-    assert e.value.errno == 122
+    out = py("import os\n"
+             "try:\n"
+             "    os.chown(%r, %d, -1); print('ok')\n"
+             "except OSError as e:\n"
+             "    print(e.errno)\n" % (os.path.join(p, "rootfile"), USER))
+    assert out.split() == ["122"], out
     assert os.stat(os.path.join(p, "rootfile")).st_uid == 0
     # soft limit with a grace period of one second
     r = fusectl("quota", "-u", "--set", USER, 0, 0, 0, 0, p)
@@ -304,6 +320,91 @@ def test_limits_edquot(img):
     rep = report(p, "user")[USER]
     assert rep[2] == 8
     img.unmount()
+
+
+def has_sys_resource():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> 24 & 1)
+    return False
+
+
+def limited(img):
+    """A mount checking every type's limits, with a full user USER (64 KiB,
+    3 inodes; the same for group USER) and root's own limits as small."""
+    p = img.mount(options=("usrquota", "grpquota", "prjquota"))
+    u = os.path.join(p, "u")
+    os.mkdir(u)
+    os.chown(u, USER, USER)
+    for t in ("-u", "-g"):
+        r = fusectl("quota", t, "--set", USER, 0, 64, 0, 3, p)
+        assert r.returncode == 0, r.stderr
+    r = fusectl("quota", "-u", "--set", 0, 0, 64, 0, 3, p)
+    assert r.returncode == 0, r.stderr
+    return p, u
+
+
+def outcome(code, prefix=NO_SYS_RESOURCE):
+    return py("import os\n"
+              "try:\n"
+              + "".join("    %s\n" % line for line in code.splitlines()) +
+              "    print('ok')\n"
+              "except OSError as e:\n"
+              "    print(e.errno)\n", prefix).split()
+
+
+@pytest.mark.skipif(not has_sys_resource(),
+                    reason="the test runner has no CAP_SYS_RESOURCE (root in this container "
+                           "lacks it, so it is held to the limits as the kernel would hold it)")
+def test_limits_root_passes(img):
+    """CAP_SYS_RESOURCE passes hard limits and expired grace periods, as the
+    kernel's ignore_hardlimit: root writes, creates, links and chowns past
+    limits (the usage is counted all the same); fsck.f2fs agrees."""
+    p, u = limited(img)
+    f = os.path.join(u, "rootwrote")
+    write(f, 10)
+    os.chown(f, USER, USER)
+    write(f, 300 << 10, "ab")                                    # past USER's 64 KiB
+    fd = os.open(f, os.O_WRONLY)
+    os.posix_fallocate(fd, 0, 1 << 20)
+    os.close(fd)
+    os.setxattr(f, "user.big", b"x" * 3000)                     # an xattr node
+    for i in range(5):                                          # past root's 3 inodes
+        os.mkdir(os.path.join(p, "d%d" % i))
+    os.chown(os.path.join(p, "d0"), USER, USER)                 # USER's third inode
+    os.link(f, os.path.join(p, "d1", "link"))
+    rep = report(p, "user")
+    assert rep[USER][0] > 1024 and rep[USER][1] == 3, rep      # u, rootwrote, d0
+    assert rep[0][1] > 3, rep
+    check_usage(p)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+
+
+def test_limits_without_sys_resource(img):
+    """The user itself, and root without CAP_SYS_RESOURCE, get EDQUOT past
+    the limits for writes, new inodes and chown, and nothing changes."""
+    p, u = limited(img)
+    f = os.path.join(u, "f")
+    write(f, 10)
+    os.chown(f, USER, USER)
+    as_user = ["setpriv", "--reuid=%d" % USER, "--regid=%d" % USER, "--clear-groups"]
+    append = ("f = os.open(%r, os.O_WRONLY | os.O_APPEND); d = b'x' * (100 << 10)\n"
+              "while d: d = d[os.write(f, d):]" % f)              # short writes, then EDQUOT
+    assert outcome(append, as_user) == ["122"]
+    assert outcome(append) == ["122"]
+    assert os.stat(f).st_size <= 64 << 10
+    assert outcome("os.mkdir(%r)" % os.path.join(u, "x"), as_user) == ["ok"]   # the third
+    assert outcome("os.mkdir(%r)" % os.path.join(u, "y"), as_user) == ["122"]
+    # root has "/" of its 3 inodes: two more, then EDQUOT
+    nocap = [outcome("os.mkdir(%r)" % os.path.join(p, "n%d" % i)) for i in range(3)]
+    assert nocap == [["ok"], ["ok"], ["122"]], nocap
+    assert outcome("os.chown(%r, %d, -1)" % (os.path.join(p, "n0"), USER)) == ["122"]
+    assert os.stat(os.path.join(p, "n0")).st_uid == 0
+    check_usage(p)
+    img.unmount()
+    fsutil.fsck_check(img.image)
 
 
 def test_limits_not_enforced_without_option(img):
@@ -366,9 +467,12 @@ def test_project_ids(img):
     sv = os.statvfs(j("proj"))
     assert sv.f_blocks * sv.f_frsize == 64 << 10 and sv.f_files == 10, sv
     assert os.statvfs(p).f_blocks * os.statvfs(p).f_frsize > 64 << 20
-    with pytest.raises(OSError) as e:
-        write(j("proj", "sub", "big"), 1 << 20)
-    assert e.value.errno == 122
+    out = py("import os\n"
+             "try:\n"
+             "    open(%r, 'wb').write(b'x' * (1 << 20)); print('ok')\n"
+             "except OSError as e:\n"
+             "    print(e.errno)\n" % j("proj", "sub", "big"))
+    assert out.split() == ["122"], out
     img.unmount()
     fsutil.fsck_check(img.image)
     p = img.mount()

@@ -133,6 +133,58 @@ static const struct f2fs_dquot *usage(struct f2fs_sb *sb, int type, uint32_t id)
 	return NULL;
 }
 
+/*
+ * CAP_SYS_RESOURCE (F2FS_PRIV_QUOTA) passes hard limits, as the kernel's
+ * ignore_hardlimit: creating, writing and chown past them; without it,
+ * EDQUOT and nothing changes.
+ */
+static void privileged(struct f2fs_sb *sb)
+{
+	struct f2fs_cred cred = { .uid = 4321, .gid = 4321 };
+	struct f2fs_cred root = { .uid = 0, .gid = 0 };
+	struct f2fs_setattr sa = { .valid = F2FS_SET_UID, .uid = 4321 };
+	static uint8_t data[16384];
+	const struct f2fs_dquot *dq;
+	struct f2fs_stat st, f, g;
+	uint32_t dir = f2fs_root_ino(sb);
+	ssize_t n;
+	int err;
+
+	sb->quota.t[F2FS_USRQUOTA].enforce = true;
+	err = f2fs_quota_set_limits(sb, F2FS_USRQUOTA, 4321, 0, 8192, 0, 2);
+	CHECK(err == 0, "limits: %d", err);
+	CHECK(f2fs_mkdir(sb, dir, "p1", 2, 0755, &cred, &st) == 0, "mkdir 1 of 2");
+	CHECK(f2fs_mknod(sb, dir, "p2", 2, S_IFREG | 0644, 0, 0, &cred, &f) == 0, "create 2 of 2");
+	err = f2fs_mkdir(sb, dir, "p3", 2, 0755, &cred, &st);
+	CHECK(err == -EDQUOT, "a third inode: %d", err);
+	CHECK(f2fs_lookup(sb, dir, "p3", 2, &st) == -ENOENT, "and nothing was made");
+	cred.priv = F2FS_PRIV_QUOTA;
+	err = f2fs_mkdir(sb, dir, "p3", 2, 0755, &cred, &st);
+	CHECK(err == 0, "a third inode with CAP_SYS_RESOURCE: %d", err);
+	n = f2fs_write(sb, f.ino, data, sizeof(data), 0);
+	CHECK(n == -EDQUOT || (n >= 0 && n <= 8192), "16 KiB past an 8 KiB limit: %zd", n);
+	n = f2fs_write_as(sb, f.ino, data, sizeof(data), 0, F2FS_PRIV_QUOTA);
+	CHECK(n == (ssize_t)sizeof(data), "the same with CAP_SYS_RESOURCE: %zd", n);
+	CHECK(f2fs_mknod(sb, dir, "p4", 2, S_IFREG | 0644, 0, 0, &root, &g) == 0, "root's file");
+	err = f2fs_setattr(sb, g.ino, &sa, &st);
+	CHECK(err == -EDQUOT, "chown into the full user: %d", err);
+	sa.priv = F2FS_PRIV_QUOTA;
+	err = f2fs_setattr(sb, g.ino, &sa, &st);
+	CHECK(err == 0 && st.uid == 4321, "and with CAP_SYS_RESOURCE: %d", err);
+	dq = usage(sb, F2FS_USRQUOTA, 4321);
+	CHECK(dq && dq->curinodes == 4 && dq->curspace >= sizeof(data),
+	      "usage past the limits is counted: %llu inodes, %llu bytes",
+	      dq ? (unsigned long long)dq->curinodes : 0, dq ? (unsigned long long)dq->curspace : 0);
+	sb->quota.t[F2FS_USRQUOTA].enforce = false;
+	for (int i = 1; i <= 4; i++) {
+		char name[3] = { 'p', (char)('0' + i), 0 };
+
+		err = i == 1 || i == 3 ? f2fs_rmdir(sb, dir, name, 2) : f2fs_unlink(sb, dir, name, 2);
+		CHECK(err == 0, "remove %s: %d", name, err);
+	}
+	CHECK(f2fs_quota_set_limits(sb, F2FS_USRQUOTA, 4321, 0, 0, 0, 0) == 0, "limits off");
+}
+
 static void mounted(struct rwimage *im)
 {
 	struct f2fs_cred cred = { .uid = 1234, .gid = 99 };
@@ -196,6 +248,8 @@ int main(void)
 	/* a lying quota file is the quota's business, not a corrupt filesystem */
 	CHECK(!atomic_load(&im.sb->need_fsck), "need_fsck stays clear");
 	CHECK(rw_remount(&im) == 0, "remount");
+	if (im.sb)
+		privileged(im.sb);
 	if (im.sb)
 		mounted(&im);
 	rw_free(&im);
