@@ -119,7 +119,7 @@ def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # n
         seg0, bps = geometry(img.image)
         # interleaving needs two writers allocating at the same moment: a
         # few rounds give it the chance
-        for rnd in range(1 if contiguous else 4):
+        for rnd in range(1 if contiguous else 12):
             prefix = "wb%d" % rnd
             data = concurrent_osync_writers(top, 7 + rnd, prefix)
             found = {}
@@ -130,6 +130,8 @@ def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # n
             check_files(top, data, prefix)
             if any(found.values()):
                 break
+            for i in data:
+                os.unlink(os.path.join(top, "%s.%d" % (prefix, i)))
         if contiguous:
             assert all(not b for b in found.values()), found
         else:
