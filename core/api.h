@@ -26,6 +26,13 @@ enum f2fs_atime_mode { F2FS_ATIME_RELATIME, F2FS_ATIME_STRICT, F2FS_ATIME_NONE }
 #define F2FS_MAX_COMPRESS_EXT	16
 #define F2FS_COMPRESS_EXT_LEN	8
 
+enum f2fs_serialize_io {
+	F2FS_SERIALIZE_AUTO,
+	F2FS_SERIALIZE_NEVER,
+	F2FS_SERIALIZE_ALWAYS,
+	F2FS_SERIALIZE_ALLOC,
+};
+
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
@@ -42,6 +49,15 @@ struct f2fs_mount_opts {
 	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
 	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
 	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
+	/*
+	 * Whose writes take the mount's writepages lock, so that each keeps its
+	 * blocks one contiguous run (the kernel's __should_serialize_io):
+	 * auto (compressed and encrypted files, and writes of min_seq_blocks
+	 * or more), never, always, or alloc (auto's writes, with only the
+	 * allocation under the lock: encryption and I/O run in parallel).
+	 */
+	enum f2fs_serialize_io serialize_io;
+	uint32_t min_seq_blocks;	/* 0: the blocks of a section, the kernel's default */
 	size_t dcache_size;	/* bytes of directory name indexes; 0 = default */
 	bool no_dcache;		/* dcache_size=0: every lookup scans */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */

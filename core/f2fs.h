@@ -131,6 +131,7 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
  * key with consecutive DUNs).  Queued buffers stay in use until the flush.
  */
 #define F2FS_PLUG_MAX_IOV 256
+#define F2FS_PLUG_MAX_BLOCKS 1024	/* 4 MiB: bounds an encrypted request's bounce buffer */
 struct f2fs_plug {
 	struct f2fs_dev *dev;
 	struct f2fs_bio bio;		/* what is queued (iov = iov below) */
@@ -677,6 +678,14 @@ ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void
 			size_t len, uint64_t off);
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf);
+/*
+ * Whether a write of nblocks to inode takes sb->writepages (-o serialize_io):
+ * F2FS_SER_NONE, F2FS_SER_FULL (allocation and I/O under it) or
+ * F2FS_SER_ALLOC (allocation only).
+ */
+enum { F2FS_SER_NONE, F2FS_SER_FULL, F2FS_SER_ALLOC };
+int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			     uint64_t nblocks);
 /* Write [off, off + len) out of place; *written (may be NULL) says how much got there. */
 int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
 		      size_t len, uint64_t off, size_t *written);
@@ -806,6 +815,14 @@ int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t vers
 			uint16_t ofs_in_node, uint32_t *blkaddr);
 int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
 			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next);
+/*
+ * Up to `want` blocks of log `type` as one run (addresses *blkaddr ..
+ * *blkaddr + *got - 1, *got >= 1) for slots ofs_in_node, ofs_in_node + 1,
+ * ... of node nid; a run ends early where the segment ends or, under SSR,
+ * at a used slot: the caller asks again for the rest.
+ */
+int f2fs_allocate_run(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+		      uint16_t ofs_in_node, uint32_t want, uint32_t *blkaddr, uint32_t *got);
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
 		       uint16_t ofs);
 /* The live data block at blkaddr now belongs to slot ofs of dnode nid (a commit
@@ -1020,6 +1037,9 @@ struct f2fs_sb {
 	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
 	pthread_rwlock_t cp_rwsem;
 	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
+	/* the kernel's sbi->writepages: serialized writes allocate and write
+	 * under it (data.c f2fs_should_serialize_io) */
+	pthread_mutex_t writepages;
 	pthread_mutex_t orphan_lock;	/* orphans[] on a writable mount */
 	uint32_t orphan_cap;
 	uint64_t last_cp_time;		/* monotonic seconds, for the periodic checkpoint */
