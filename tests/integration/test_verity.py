@@ -298,3 +298,37 @@ def test_encrypted_verity(rwimage, tmp_path, fusectl):  # noqa: F811
         fh.seek(5 * BLK)
         assert errno_of(lambda: fh.read(BLK)) == errno.EIO
     img.unmount(check=False)
+
+
+def test_fsync_crash_and_unlink(vimg, tmp_path):
+    """Enabled and fsync()ed, then the daemon killed: roll-forward brings
+    back the verity file (tree, descriptor, xattr, flag) with its digest;
+    unlinking verity files frees their trees too (fsck.f2fs clean)."""
+    p = vimg.mount()
+    data = blob(1 * MiB + 17, 4)
+    plain = tmp_path / "plain"
+    plain.write_bytes(data)
+    dig = digest_of(fsverity("digest", plain).stdout)
+    os.sync()                                   # a checkpoint before the file
+    f = os.path.join(p, "f")
+    write_file(f, data)
+    fsverity("enable", f)
+    fd = os.open(f, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    vimg.crash()
+    p = vimg.mount()
+    f = os.path.join(p, "f")
+    assert digest_of(fsverity("measure", f).stdout) == dig
+    with open(f, "rb") as fh:
+        assert fh.read() == data
+    write_file(os.path.join(p, "g"), data)
+    fsverity("enable", os.path.join(p, "g"))
+    vimg.unmount()
+    fsutil.fsck_check(vimg.image)
+    p = vimg.mount()
+    os.unlink(os.path.join(p, "f"))
+    os.unlink(os.path.join(p, "g"))
+    vimg.unmount()
+    out = fsutil.fsck_check(vimg.image)
+    assert out
