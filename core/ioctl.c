@@ -409,7 +409,8 @@ static int check_movable(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	if (!S_ISREG(inode->mode))
 		return -EINVAL;
-	if (f2fs_is_immutable(inode) || f2fs_is_append(inode))
+	/* verity: only handles opened for writing before it was enabled get here */
+	if (f2fs_is_immutable(inode) || f2fs_is_append(inode) || f2fs_is_verity(inode))
 		return -EPERM;
 	if (f2fs_is_compressed(inode))
 		return -EOPNOTSUPP;

@@ -147,12 +147,20 @@ def test_writes_refused(vimg):
     p = vimg.mount()
     f = os.path.join(p, "f")
     write_file(f, blob(20000, 1))
-    early = os.open(f, os.O_WRONLY)
+    write_file(os.path.join(p, "other"), blob(8192, 2))
+    early = os.open(f, os.O_RDWR)
     fsverity("enable", f)
     assert errno_of(lambda: os.open(f, os.O_WRONLY)) == errno.EPERM
     assert errno_of(lambda: os.open(f, os.O_RDWR)) == errno.EPERM
     assert errno_of(lambda: os.truncate(f, 10)) == errno.EPERM
     assert errno_of(lambda: os.pwrite(early, b"x", 0)) == errno.EPERM
+    assert errno_of(lambda: os.posix_fallocate(early, 0, 1 << 20)) == errno.EPERM
+    other = os.open(os.path.join(p, "other"), os.O_RDWR)
+    arg = struct.pack("<I4xQQQ", other, 0, 0, 4096)            # F2FS_IOC_MOVE_RANGE
+    assert errno_of(lambda: fcntl.ioctl(early, 0xC020F509, arg)) == errno.EPERM
+    arg = struct.pack("<I4xQQQ", early, 0, 0, 4096)
+    assert errno_of(lambda: fcntl.ioctl(other, 0xC020F509, arg)) == errno.EPERM
+    os.close(other)
     os.close(early)
     with open(f, "rb") as fh:
         assert fh.read() == blob(20000, 1)
