@@ -228,6 +228,63 @@ int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	return 0;
 }
 
+/* fs/verity/read_metadata.c: the tree, the descriptor (sig_size 0, no
+ * signature) or the signature, from off; the byte count. */
+ssize_t f2fs_verity_metadata(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t type,
+			     uint64_t off, void *buf, size_t len)
+{
+	const struct fscrypt_inode_info *ci = NULL;
+	struct f2fs_verity_info *vi;
+	uint8_t *desc = NULL;
+	uint64_t pos = 0, size;
+	uint32_t dsize = 0, sig;
+	ssize_t n;
+	int err = f2fs_verity_get_info(sb, inode, &vi);
+
+	if (err)
+		return err;
+	if (type == 1) {
+		size = vi->tree_blocks * vi->block_size;
+		if (off >= size)
+			return 0;
+		len = (size_t)F2FS_MIN((uint64_t)len, size - off);
+		err = f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
+		return err ? err : f2fs_read_range(sb, inode, ci, buf, len, vi->tree_pos + off);
+	}
+	if (type != 2 && type != 3)
+		return -EINVAL;
+	err = read_location(sb, inode, &pos, &dsize);
+	desc = err ? NULL : malloc(dsize);
+	if (!err && !desc)
+		err = -ENOMEM;
+	n = err ? err : read_meta(sb, inode, desc, dsize, pos);
+	if (n >= 0)
+		n = check_descriptor(sb, inode, desc, dsize);
+	if (n < 0) {
+		free(desc);
+		return n;
+	}
+	sig = get_le32(desc + VD_SIG_SIZE);
+	if (type == 2) {
+		put_le32(desc + VD_SIG_SIZE, 0);
+		size = VERITY_DESC_SIZE;
+		pos = 0;
+	} else {
+		size = sig;
+		pos = VERITY_DESC_SIZE;
+	}
+	if (type == 3 && !sig)
+		n = -ENODATA;
+	else if (off >= size)
+		n = 0;
+	else {
+		n = (ssize_t)F2FS_MIN((uint64_t)len, size - off);
+		memcpy(buf, desc + pos + off, (size_t)n);
+	}
+	free(desc);
+	return n;
+}
+
 /* ---- verification (fs/verity/verify.c) ---- */
 
 /* Copy the hash at hoff of cached tree block idx; false if not cached. */

@@ -11,6 +11,7 @@
 #include "ops.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <linux/fsverity.h>
@@ -79,6 +80,55 @@ static int enable(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, const void
 	return f2fs_enable_verity(fs->sb, nid, &a);
 }
 
+/*
+ * FS_IOC_READ_VERITY_METADATA: its buffer is a pointer in the argument,
+ * which FUSE does not follow; the caller, blocked in the ioctl, gets the
+ * bytes written into it (caller.c).  At most 1 MiB a call: the result is a
+ * count, and fsverity-utils reads on until 0.
+ */
+#define METADATA_MAX	(1u << 20)
+
+static void read_metadata(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, const void *in_buf,
+			  size_t in_bufsz)
+{
+	struct fsverity_read_metadata_arg arg;
+	struct f2fs_caller who;
+	ssize_t n;
+	void *buf;
+
+	if (in_bufsz < sizeof(arg)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(&arg, in_buf, sizeof(arg));
+	if (arg.__reserved || arg.offset + arg.length < arg.offset) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (arg.length > METADATA_MAX)
+		arg.length = METADATA_MAX;
+	buf = malloc(arg.length ? arg.length : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = f2fs_verity_read_metadata(fs->sb, nid, arg.metadata_type, arg.offset, buf, arg.length);
+	if (n > 0) {
+		int err;
+
+		f2fs_caller_from_req(&who, req);
+		err = f2fs_caller_write(&who, arg.buf_ptr, buf, (size_t)n);
+		f2fs_caller_done(&who);
+		if (err)
+			n = err;
+	}
+	free(buf);
+	if (n < 0)
+		f2fs_fuse_reply_err(req, (int)n);
+	else
+		fuse_reply_ioctl(req, (int)n, NULL, 0);
+}
+
 bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
 			    size_t in_bufsz, size_t out_bufsz)
 {
@@ -97,6 +147,10 @@ bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, co
 		}
 		f2fs_fuse_inval_attrs(fs, ino);		/* i_blocks grew */
 		fuse_reply_ioctl(req, 0, NULL, 0);
+		return true;
+	}
+	if (cmd == (unsigned int)FS_IOC_READ_VERITY_METADATA) {
+		read_metadata(req, fs, nid, in_buf, in_bufsz);
 		return true;
 	}
 	if (cmd != (unsigned int)FS_IOC_MEASURE_VERITY)

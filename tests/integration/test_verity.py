@@ -340,3 +340,37 @@ def test_fsync_crash_and_unlink(vimg, tmp_path):
     vimg.unmount()
     out = fsutil.fsck_check(vimg.image)
     assert out
+
+
+def test_dump_metadata(vimg):
+    """fsverity dump_metadata (FS_IOC_READ_VERITY_METADATA, whose buffer the
+    daemon writes into the caller): the descriptor hashes to the measured
+    digest and holds the root hash, the tree's first block hashes to the
+    root hash, its level over the data holds the data blocks' hashes; no
+    signature is ENODATA."""
+    p = vimg.mount()
+    f = os.path.join(p, "f")
+    data = blob(3 * MiB + 5, 6)
+    write_file(f, data)
+    fsverity("enable", f)
+    dig = digest_of(fsverity("measure", f).stdout)
+    desc = subprocess.run(["fsverity", "dump_metadata", "descriptor", f], capture_output=True,
+                          timeout=60)
+    assert desc.returncode == 0, desc.stderr
+    assert len(desc.stdout) == 256
+    assert "sha256:" + hashlib.sha256(desc.stdout).hexdigest() == dig
+    root = desc.stdout[16:48]
+    tree = subprocess.run(["fsverity", "dump_metadata", "merkle_tree", f], capture_output=True,
+                          timeout=60)
+    assert tree.returncode == 0, tree.stderr
+    nblocks = (len(data) + BLK - 1) // BLK
+    assert len(tree.stdout) == BLK * (1 + (nblocks + 127) // 128)    # root + level 0
+    assert hashlib.sha256(tree.stdout[:BLK]).digest() == root
+    padded = data + bytes(-len(data) % BLK)
+    leaves = b"".join(hashlib.sha256(padded[i * BLK:(i + 1) * BLK]).digest()
+                      for i in range(nblocks))
+    assert tree.stdout[BLK:BLK + len(leaves)] == leaves
+    sig = subprocess.run(["fsverity", "dump_metadata", "signature", f], capture_output=True,
+                         timeout=60)
+    assert sig.returncode != 0 and b"No data available" in sig.stderr, sig.stderr
+    vimg.unmount()
