@@ -240,6 +240,7 @@ bool f2fs_dcache_find(const struct f2fs_dcache *dc, uint32_t hash, const uint8_t
 int f2fs_dcache_remove(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len);
 void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len,
 			 uint32_t ino, uint8_t file_type);
+uint32_t f2fs_dcache_inos(const struct f2fs_dcache *dc, uint32_t *out, uint32_t max);
 bool f2fs_dcache_charge(struct f2fs_dcache *dc);
 size_t f2fs_dcache_bytes(const struct f2fs_dcache *dc);
 
@@ -290,6 +291,7 @@ struct f2fs_inode {
 	struct f2fs_dcache *_Atomic dcache;
 	_Atomic uint32_t dcache_lookups;
 	_Atomic bool dcache_off;
+	_Atomic bool dcache_ra;		/* its entries' inodes were read ahead */
 
 	/* fs-verity (verity.c): set once at the first read or open, then fixed */
 	struct f2fs_verity_info *_Atomic verity;
@@ -313,6 +315,8 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 /* An inode number from a request: one that no longer names an inode is -ESTALE. */
 int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Is ino in the inode cache (a hint: it may go at once)? */
+bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
 /* Every cached inode forgets its read extent runs (f2fs_drop_caches). */
 void f2fs_icache_drop_extents(struct f2fs_sb *sb);
@@ -442,6 +446,7 @@ uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len);
  */
 int f2fs_utf8_casefold(const uint8_t *s, size_t len, uint8_t *out, size_t outlen);
 int f2fs_utf8_match_folded(const uint8_t *cf, size_t cflen, const uint8_t *s, size_t len);
+void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir);
 int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		    uint32_t *ino, unsigned int *file_type);
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
@@ -503,6 +508,8 @@ struct f2fs_node_info {
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
 /* Read ahead, in one batch (depth requests in flight), the NAT blocks of nids[0..n). */
 void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth);
+/* node.c: read the inode blocks of inos ahead, in batches (a listing's entries) */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n);
 /* Node read-ahead as configured: 0 (off) or blocks per batch, and requests in flight. */
 uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb);
 unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb);

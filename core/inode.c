@@ -246,6 +246,16 @@ static struct f2fs_inode *icache_find(struct f2fs_sb *sb, uint32_t ino)
 	return i;
 }
 
+bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino)
+{
+	bool has;
+
+	pthread_mutex_lock(&sb->icache_lock);
+	has = icache_find(sb, ino) != NULL;
+	pthread_mutex_unlock(&sb->icache_lock);
+	return has;
+}
+
 static int iget(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_inode **out)
 {
 	struct f2fs_inode *inode, *other;

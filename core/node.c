@@ -120,12 +120,7 @@ static bool is_dirty_node(struct f2fs_sb *sb, uint32_t nid)
 }
 
 struct ra_node {
-	uint32_t addr, nid, ofs;
-};
-
-struct ra_node_ctx {
-	const struct ra_node *v;
-	uint32_t ino;
+	uint32_t addr, nid, ofs, ino;
 };
 
 static int cmp_ra_node(const void *a, const void *b)
@@ -138,11 +133,29 @@ static int cmp_ra_node(const void *a, const void *b)
 /* A block read ahead is kept only if its footer names the node the parent points to. */
 static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 {
-	const struct ra_node_ctx *ctx = arg;
-	const struct ra_node *r = &ctx->v[i];
+	const struct ra_node *r = (const struct ra_node *)arg + i;
 
-	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == ctx->ino &&
+	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == r->ino &&
 	       f2fs_node_ofs(blk) == r->ofs;
+}
+
+/* Sort v[0..m) by address and read them ahead into the block cache. */
+static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
+{
+	struct f2fs_ra_result res = { 0 };
+	uint32_t *addrs = malloc((m ? m : 1) * sizeof(*addrs));
+
+	if (!addrs)
+		return;
+	qsort(v, m, sizeof(*v), cmp_ra_node);
+	for (uint32_t i = 0; i < m; i++)
+		addrs[i] = v[i].addr;
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
+			     v, &res);
+	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
+	f2fs_stat_add(sb, node_ra_requests, res.requests);
+	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
+	free(addrs);
 }
 
 /*
@@ -156,38 +169,54 @@ static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
 		     uint32_t n)
 {
-	struct f2fs_ra_result res = { 0 };
 	struct f2fs_node_info ni;
 	struct ra_node *v;
-	struct ra_node_ctx ctx;
-	uint32_t *addrs, m = 0;
+	uint32_t m = 0;
 
 	if (!n || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
 	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
 		return;	/* in memory already, or for the reader to report */
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
 	v = malloc(n * sizeof(*v));
-	addrs = malloc(n * sizeof(*addrs));
-	if (!v || !addrs)
-		goto out;
+	if (!v)
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		if (is_dirty_node(sb, nids[i]) || f2fs_get_node_info(sb, nids[i], &ni) ||
 		    ni.ino != ino || !f2fs_valid_main_blkaddr(sb, ni.blkaddr))
 			continue;
-		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i] };
+		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i], ino };
 	}
-	qsort(v, m, sizeof(*v), cmp_ra_node);
-	for (uint32_t i = 0; i < m; i++)
-		addrs[i] = v[i].addr;
-	ctx = (struct ra_node_ctx){ v, ino };
-	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
-			     &ctx, &res);
-	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
-	f2fs_stat_add(sb, node_ra_requests, res.requests);
-	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
-out:
+	ra_sorted(sb, v, m);
 	free(v);
-	free(addrs);
+}
+
+/*
+ * The inode blocks of inos[0..n) (a directory listing's entries), the ones
+ * not in memory: a directory filled in one go has its inodes side by side
+ * in the node log, so a listing's worth comes in a few requests instead of
+ * one synchronous read per entry.
+ */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n)
+{
+	struct f2fs_node_info ni;
+	struct ra_node *v;
+	uint32_t m = 0;
+
+	if (!n || !f2fs_node_ra_blocks(sb))
+		return;
+	f2fs_ra_nat_blocks(sb, inos, n, f2fs_node_ra_depth(sb));
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (is_dirty_node(sb, inos[i]) || f2fs_get_node_info(sb, inos[i], &ni) ||
+		    ni.ino != inos[i] || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
+		    f2fs_cache_contains(sb->cache, ni.blkaddr))
+			continue;
+		v[m++] = (struct ra_node){ ni.blkaddr, inos[i], 0, inos[i] };
+	}
+	ra_sorted(sb, v, m);
+	free(v);
 }
 
 /*
@@ -476,6 +505,29 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 	put_le32(addrs + 4 * i, NULL_ADDR);
 }
 
+/*
+ * The first slot in [i, n) of an address array that is not NULL_ADDR, or
+ * n.  Truncating a small file walks the inode's ~900 slots, nearly all of
+ * them empty: eight bytes at a time, that is no longer most of an unlink.
+ */
+static uint32_t next_used_slot(const uint8_t *addrs, uint32_t i, uint32_t n)
+{
+	for (; i < n && (i & 1); i++)
+		if (get_le32(addrs + 4 * i) != NULL_ADDR)
+			return i;
+	for (; i + 2 <= n; i += 2) {
+		uint64_t two;
+
+		memcpy(&two, addrs + 4 * i, sizeof(two));
+		if (two)
+			break;
+	}
+	for (; i < n; i++)
+		if (get_le32(addrs + 4 * i) != NULL_ADDR)
+			return i;
+	return n;
+}
+
 void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count)
 {
 	for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && count; i++, count--)
@@ -504,11 +556,9 @@ static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 		uint32_t apb = f2fs_addrs_per_block(inode);
 		uint32_t start = from > first ? (uint32_t)(from - first) : 0;
 
-		for (uint32_t i = start; i < apb; i++) {
-			if (get_le32(blk + 4 * i) != NULL_ADDR) {
-				free_slot(sb, inode, blk, i, apb);
-				changed = true;
-			}
+		for (uint32_t i = start; (i = next_used_slot(blk, i, apb)) < apb; i++) {
+			free_slot(sb, inode, blk, i, apb);
+			changed = true;
 		}
 	} else {
 		uint64_t span = subtree_span(inode, height);
@@ -556,8 +606,9 @@ int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uin
 	uint8_t *addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
 	int err = 0;
 
-	for (uint64_t i = from; i < inode->addrs_per_inode; i++)
-		free_slot(sb, inode, addrs, (uint32_t)i, inode->addrs_per_inode);
+	for (uint32_t i = from < inode->addrs_per_inode ? (uint32_t)from : inode->addrs_per_inode;
+	     (i = next_used_slot(addrs, i, inode->addrs_per_inode)) < inode->addrs_per_inode; i++)
+		free_slot(sb, inode, addrs, i, inode->addrs_per_inode);
 	for (int k = 0; k < 5; k++) {
 		uint32_t nid = f2fs_i_nid(inode, k);
 		uint64_t span = subtree_span(inode, heights[k] + 1);
@@ -803,10 +854,22 @@ static int batch_flush(struct f2fs_sb *sb, struct write_batch *wb)
 	return err;
 }
 
+static int cmp_dirty_nid(const void *a, const void *b)
+{
+	uint32_t x = (*(struct f2fs_dirty_node *const *)a)->nid;
+	uint32_t y = (*(struct f2fs_dirty_node *const *)b)->nid;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Write every dirty node out of place (the caller excludes writers).
  * Nodes of one log are allocated back to back, so each log's nodes go out
- * in a few large vectored writes.
+ * in a few large vectored writes.  They go in nid order: nids are handed
+ * out in creation order, so inodes made together, and later looked up
+ * together (a stat or read of a tree in the order it was written), lie
+ * side by side, and the image's page cache reads them ahead as one
+ * sequential stream instead of a stride through hash buckets.
  */
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 {
@@ -833,6 +896,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++)
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext)
 			list[nr++] = d;
+	qsort(list, nr, sizeof(*list), cmp_dirty_nid);
 	wb->n = 0;
 	for (int type = CURSEG_HOT_NODE; !err && type < NR_CURSEG_TYPE; type++) {
 		for (uint32_t i = 0; !err && i < nr; i++) {
