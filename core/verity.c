@@ -40,6 +40,8 @@
 static ssize_t read_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			   const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off)
 {
+	if (off + len < off || off + len > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
 	if (f2fs_is_compressed(inode))
 		return f2fs_read_compressed(sb, inode, ci, buf, len, off);
 	return f2fs_read_range(sb, inode, ci, buf, len, off);

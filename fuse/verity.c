@@ -11,6 +11,7 @@
 #include "ops.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,8 +39,8 @@ static bool may_write(fuse_req_t req, struct f2fs_fuse *fs, struct f2fs_caller *
 	return in_group ? (mode & S_IWGRP) : (mode & S_IWOTH);
 }
 
-static int enable(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, const void *in_buf,
-		  size_t in_bufsz)
+static int enable(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, struct fuse_file_info *fi,
+		  const void *in_buf, size_t in_bufsz)
 {
 	struct fsverity_enable_arg arg;
 	struct f2fs_verity_enable a = { 0 };
@@ -70,6 +71,13 @@ static int enable(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, const void
 	f2fs_caller_done(&who);
 	if (err)
 		return err;
+	/* the handle holds the open's flags (ops.c): read-only, as the kernel
+	 * wants it (its deny_write_access fails for the caller's own writable
+	 * handle; other writers' handles write no more once it is done) */
+	if (fi && (fi->fh & O_ACCMODE) == 3)
+		return -EBADF;
+	if (fi && (fi->fh & O_ACCMODE) != O_RDONLY)
+		return -ETXTBSY;
 	a.hash_algorithm = arg.hash_algorithm;
 	a.block_size = arg.block_size;
 	a.salt = extra;
@@ -129,8 +137,8 @@ static void read_metadata(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid, co
 		fuse_reply_ioctl(req, (int)n, NULL, 0);
 }
 
-bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
-			    size_t in_bufsz, size_t out_bufsz)
+bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			    unsigned int cmd, const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
 	struct f2fs_fuse *fs = fuse_req_userdata(req);
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
@@ -140,7 +148,7 @@ bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, co
 	int err;
 
 	if (cmd == (unsigned int)FS_IOC_ENABLE_VERITY) {
-		err = enable(req, fs, nid, in_buf, in_bufsz);
+		err = enable(req, fs, nid, fi, in_buf, in_bufsz);
 		if (err) {
 			f2fs_fuse_reply_err(req, err);
 			return true;

@@ -164,8 +164,16 @@ def test_writes_refused(vimg):
     os.close(early)
     with open(f, "rb") as fh:
         assert fh.read() == blob(20000, 1)
-    # a directory, and a file on a filesystem without the feature
+    # a directory; a handle of the caller's own open for writing (ETXTBSY)
     assert "Is a directory" in fsverity("enable", p, check=False).stderr
+    g = os.path.join(p, "g")
+    write_file(g, b"g" * 100)
+    fd = os.open(g, os.O_RDWR)
+    try:
+        arg = struct.pack("<IIIIQIIQ88x", 1, 1, 4096, 0, 0, 0, 0, 0)
+        assert errno_of(lambda: fcntl.ioctl(fd, 0x40806685, arg)) == errno.ETXTBSY
+    finally:
+        os.close(fd)
     vimg.unmount()
     fsutil.fsck_check(vimg.image)
 
