@@ -353,6 +353,9 @@ struct f2fs_io_stats {
 	uint64_t extent_hits, extent_misses, extent_evictions;
 	uint64_t node_ra_blocks, node_ra_requests, node_ra_rejected;
 	uint64_t precache_nodes;	/* direct nodes walked by extent precaches */
+	/* fsyncs that wrote nodes for roll-forward, the group commits that served
+	 * them (one node write and one flush each), and the node blocks written */
+	uint64_t fsync_requests, fsync_commits, fsync_node_blocks;
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 const char *f2fs_io_bucket_name(int bucket);

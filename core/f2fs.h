@@ -566,6 +566,8 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 		  uint8_t *blk);
 int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
+/* fsync: ino's dirty dnodes to the warm node log, then a device flush; concurrent
+ * callers commit as one group.  Caller holds ino's write lock and cp_rwsem shared. */
 int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark);
 bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid);
 int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
@@ -992,6 +994,7 @@ struct f2fs_sb {
 			gc_node_blocks, ssr_segments;
 		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
 			node_ra_requests, node_ra_rejected, precache_nodes;
+		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */

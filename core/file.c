@@ -550,7 +550,8 @@ out:
  * fsync (f2fs_do_sync_file): data is already on the device (writes are not
  * buffered), so write the inode's direct nodes with the fsync mark and
  * issue one cache flush for both, as the kernel does (it waits for the data
- * and node writes, then calls f2fs_issue_flush once); roll-forward recovery
+ * and node writes, then calls f2fs_issue_flush once); concurrent fsyncs
+ * commit as a group (node.c) with one flush between them; roll-forward recovery
  * replays the marked nodes after a crash.  Cases the roll-forward cannot
  * express take a full checkpoint, as the kernel's need_do_checkpoint
  * decides, and so does one whose replay could hold more blocks than the
@@ -573,11 +574,9 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
 		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
 		  f2fs_rollforward_may_overflow(sb) || f2fs_is_compressed(inode);
-	if (!need_cp) {
+	/* the nodes and one flush, shared with the fsyncs running alongside */
+	if (!need_cp)
 		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
-		if (!err)
-			err = f2fs_dev_flush(sb->dev);
-	}
 	f2fs_end_op(sb, inode);
 	if (need_cp)
 		err = f2fs_sync_fs(sb, false);
