@@ -422,3 +422,38 @@ def test_compressed_verity(rwimage, tmp_path, log):  # noqa: F811
         with open(f, "rb") as fh:
             assert fh.read() == data
     img.unmount()
+
+
+@pytest.mark.parametrize("field", ["version", "data_size", "log_blocksize", "hash_algorithm",
+                                   "reserved", "salt_size", "sig_size"])
+def test_bad_descriptor(vimg, tmp_path, field):
+    """A descriptor the kernel would refuse (validate_fsverity_descriptor,
+    fsverity_init_merkle_tree_params) makes the file fail to open and
+    measure with EINVAL, as there, and nothing else on the mount."""
+    p = vimg.mount()
+    f = os.path.join(p, "f")
+    write_file(f, blob(300000, 8))
+    fsverity("enable", f)
+    write_file(os.path.join(p, "other"), b"still here")
+    desc = subprocess.run(["fsverity", "dump_metadata", "descriptor", f], capture_output=True,
+                          timeout=60).stdout
+    assert len(desc) == 256
+    vimg.unmount()
+    with open(vimg.image, "r+b") as fh:
+        raw = fh.read()
+        at = raw.find(desc[:112])                   # up to the salt: unique enough
+        assert at > 0 and raw.find(desc[:112], at + 1) < 0
+        off, val = {"version": (0, b"\x02"), "data_size": (8, struct.pack("<Q", 300001)),
+                    "log_blocksize": (2, b"\x09"), "hash_algorithm": (1, b"\x07"),
+                    "reserved": (200, b"\x01"), "salt_size": (3, b"\x21"),
+                    "sig_size": (4, struct.pack("<I", 1))}[field]
+        fh.seek(at + off)
+        fh.write(val)
+    p = vimg.mount(ro=True)
+    f = os.path.join(p, "f")
+    assert errno_of(lambda: open(f, "rb").close()) == errno.EINVAL
+    r = fsverity("measure", f, check=False)
+    assert r.returncode != 0
+    with open(os.path.join(p, "other"), "rb") as fh:
+        assert fh.read() == b"still here"
+    vimg.unmount(check=False)
