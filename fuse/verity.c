@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fs-verity ioctls (FS_IOC_ENABLE_VERITY, FS_IOC_MEASURE_VERITY) with
- * the checks fsverity_ioctl_enable makes with the caller's credentials.
- * FUSE passes both as restricted ioctls with their variable parts: the
- * salt and signature follow the enable argument in the request, and the
- * measure reply has room for the digest size the caller offered.
+ * The fs-verity ioctls (FS_IOC_ENABLE_VERITY, FS_IOC_MEASURE_VERITY,
+ * FS_IOC_READ_VERITY_METADATA) with the checks fsverity_ioctl_enable makes
+ * with the caller's credentials.  FUSE passes the first two as restricted
+ * ioctls with their variable parts: the salt and signature follow the
+ * enable argument in the request, and the measure reply has room for the
+ * digest size the caller offered.  The third names its buffer by a pointer.
  */
 #include "f2fs_fuse.h"
 #include "caller.h"
