@@ -554,6 +554,9 @@ static int enable_locked(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		return -EPERM;
 	if (f2fs_is_verity(inode))
 		return -EEXIST;
+	/* f2fs_begin_enable_verity: not during an atomic write */
+	if (inode->cow || inode->cow_file)
+		return -EOPNOTSUPP;
 	if (f2fs_is_encrypted(inode) && (err = f2fs_get_crypt_info(sb, inode, &ci)))
 		return err;
 	while ((1u << log_blocksize) < a->block_size)
