@@ -545,6 +545,14 @@ struct f2fs_verity_enable {
  * write no more (-EPERM), as none can be opened after.
  */
 int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a);
+/*
+ * FS_IOC_READ_VERITY_METADATA: up to len bytes from off of the Merkle tree
+ * (type 1), the descriptor without signature and with sig_size 0 (2), or
+ * the signature (3); the byte count, 0 past the end.  -ENODATA for a file
+ * without verity or a signature it does not have, -EINVAL for a type.
+ */
+ssize_t f2fs_verity_read_metadata(struct f2fs_sb *sb, uint32_t ino, uint64_t type, uint64_t off,
+				  void *buf, size_t len);
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

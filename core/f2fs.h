@@ -1275,6 +1275,9 @@ static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
  * held): -EINVAL for a descriptor the kernel would refuse too. */
 int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			 struct f2fs_verity_info **out);
+/* FS_IOC_READ_VERITY_METADATA of a verity file (read lock held). */
+ssize_t f2fs_verity_metadata(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t type,
+			     uint64_t off, void *buf, size_t len);
 /* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
 int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     const struct f2fs_verity_enable *a);
