@@ -317,3 +317,196 @@ def test_android_quota_report(mount, image, fixtures_dir, key_opt):
     want = {t: {i: v for i, v in want[t].items() if any(v)} for t in TYPES}
     assert got == want
     fsutil.fsck_check(image)
+
+
+# ---------------------------------------------------------------- 5: read-write
+
+RW_OPTS = ("rw", NO_PERIODIC) + QUOTA_OPTS + (
+    "compress_algorithm=zstd", "compress_log_size=3", "compress_chksum",
+    "compress_extension=apk")
+
+
+def _projid_of(p):
+    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        return fsgetxattr(fd)
+    finally:
+        os.close(fd)
+
+
+def usage_model(mnt, link_projid):
+    """{type: {id: (bytes, inodes)}} of what the tree holds: each inode once,
+    st_blocks and one inode for its user, group and project.  No ioctl
+    reaches a symlink's or a special file's inode: link_projid(path) says."""
+    use = {t: {} for t in TYPES}
+    seen = set()
+    for top, dirs, files in os.walk(mnt):
+        for name in [None] + dirs + files:
+            p = top if name is None else os.path.join(top, name)
+            st = os.lstat(p)
+            if st.st_ino in seen:
+                continue
+            seen.add(st.st_ino)
+            if os.path.isdir(p) and not os.path.islink(p) or os.path.isfile(p) \
+                    and not os.path.islink(p):
+                prj = _projid_of(p)[1]
+            else:
+                prj = link_projid(os.path.relpath(p, mnt))
+            for t, qid in zip(TYPES, (st.st_uid, st.st_gid, prj)):
+                b, n = use[t].get(qid, (0, 0))
+                use[t][qid] = (b + st.st_blocks * 512, n + 1)
+    return use
+
+
+def quota_usage(mnt):
+    """{type: {id: (bytes, inodes)}} from f2fs-fusectl quota (KiB * 1024)."""
+    return {t: {i: (v[0] * 1024, v[1]) for i, v in quota_report(mnt, t).items()
+                if v[0] or v[1]} for t in TYPES}
+
+
+def delta(after, before):
+    out = {t: {} for t in TYPES}
+    for t in TYPES:
+        for i in set(after[t]) | set(before[t]):
+            a, b = after[t].get(i, (0, 0)), before[t].get(i, (0, 0))
+            d = (a[0] - b[0], a[1] - b[1])
+            if d != (0, 0):
+                out[t][i] = d
+    return out
+
+
+def compressible(n, seed):
+    line = ("android fixture %d: the quick brown fox jumps over the lazy dog\n" % seed).encode()
+    return (line * (n // len(line) + 1))[:n]
+
+
+def errno_of(fn):
+    try:
+        fn()
+    except OSError as e:
+        return e.errno
+    return 0
+
+
+def workload(mnt):
+    """A mix over the fixture's special directories; returns the symlinks
+    made ({relative path: project id they must have})."""
+    j = lambda *a: os.path.join(mnt, *a)   # noqa: E731
+    links = {}
+    # casefolded directory: create, look up by other spellings, unlink by another
+    with open(j("casefold", "New-Ωmega-File.txt"), "wb") as f:
+        f.write(os.urandom(5000))
+    assert os.stat(j("casefold", "NEW-ωMEGA-file.TXT")).st_ino == \
+        os.stat(j("casefold", "New-Ωmega-File.txt")).st_ino
+    os.unlink(j("casefold", "hello.txt"))                        # stored as Hello.TXT
+    assert errno_of(lambda: os.stat(j("casefold", "Hello.TXT"))) == 2
+    os.unlink(j("casefold", "STRASSE"))                           # Straße
+    os.mkdir(j("casefold", "NewDir"))
+    with open(j("casefold", "newdir", "Inner.BIN"), "wb") as f:
+        f.write(os.urandom(9000))
+    assert errno_of(lambda: os.mkdir(j("casefold", "NEWDIR"))) == 17
+    assert errno_of(lambda: os.link(j("casefold", "Rename-Me"), j("casefold", "rename-me"))) == 17
+    os.rename(j("casefold", "Rename-Me"), j("casefold", "RENAME-ME"))   # the kernel: a no-op
+    names = sorted(os.listdir(j("casefold", "many")))
+    for n in names[:40]:
+        os.unlink(j("casefold", "many", n.upper() if n.upper() != n else n.lower()
+                    if n.lower() != n else n))
+    for i in range(60):
+        with open(j("casefold", "many", "Added-%03d.dat" % i), "wb") as f:
+            f.write(os.urandom(100 + 97 * i))
+    # encrypted + casefolded media/0 (project 1000 inherited, Pictures 1003)
+    rep = j("media", "0", "Download", "New Report.PDF")
+    with open(rep, "wb") as f:
+        f.write(os.urandom(20000))
+    os.chown(rep, 10123, 1023)
+    assert os.stat(j("media", "0", "download", "NEW REPORT.pdf")).st_ino == os.stat(rep).st_ino
+    assert _projid_of(rep)[1] == 1000
+    os.unlink(j("media", "0", "music", "SONG.mp3"))               # project 1001
+    os.makedirs(j("media", "0", "Pictures", "Holiday"))
+    with open(j("media", "0", "PICTURES", "holiday", "Beach.JPG"), "wb") as f:
+        f.write(os.urandom(33000))
+    assert _projid_of(j("media", "0", "Pictures", "Holiday", "Beach.JPG"))[1] == 1003
+    os.symlink("Beach.JPG", j("media", "0", "Pictures", "Holiday", "Link"))
+    links["media/0/Pictures/Holiday/Link"] = 1003
+    for n in sorted(os.listdir(j("media", "0", "many")))[:30]:
+        os.unlink(j("media", "0", "many", n))
+    # compressed .apk (by extension) and a file in a +c directory
+    with open(j("app", "com.example.app-1", "new.apk"), "wb") as f:
+        f.write(compressible(300000, 1))
+    with open(j("app", "com.example.app.zstd-2", "new.dex"), "wb") as f:
+        f.write(compressible(120000, 2))
+    os.unlink(j("app", "com.example.app.zstd-2", "classes.dex"))
+    # owners
+    os.chown(j("owners", "app-10123"), 1000000, 1000000)
+    os.chown(j("owners", "root"), 10123, 10123)
+    os.chown(j("owners", "app-dir", "link"), 2000, 2000, follow_symlinks=False)
+    # project-inherit creation; rename across projects is EXDEV as the kernel's
+    os.mkdir(j("proj", "inherit-1000", "newdir"))
+    with open(j("proj", "inherit-1000", "newdir", "f"), "wb") as f:
+        f.write(os.urandom(8000))
+    os.symlink("x" * 300, j("proj", "inherit-1000", "newlink"))
+    links["proj/inherit-1000/newlink"] = 1000
+    assert _projid_of(j("proj", "inherit-1000", "newdir")) == (FS_XFLAG_PROJINHERIT, 1000)
+    assert _projid_of(j("proj", "inherit-1000", "newdir", "f"))[1] == 1000
+    assert errno_of(lambda: os.rename(j("proj", "inherit-1000", "file"),
+                                      j("proj", "media-image-1003", "file2"))) == 18
+    with open(j("proj", "noinherit-5000", "new"), "wb") as f:
+        f.write(os.urandom(3000))
+    assert _projid_of(j("proj", "noinherit-5000", "new"))[1] == 0
+    # IV_INO_LBLK_64 app data
+    p = j("user", "0", "com.example.app", "files", "more.txt")
+    with open(p, "wb") as f:
+        f.write(os.urandom(50000))
+    os.chown(p, 10123, 10123)
+    os.unlink(j("user", "0", "com.example.app", "cache", "tmp.bin"))
+    return links
+
+
+def test_android_read_write(mount, image, fixtures_dir, key_opt):
+    """Mounted read-write with the key and the kernel's options: a mix of
+    changes in the casefolded, encrypted + casefolded, compressed, project
+    and owner directories; the quota usage moves exactly as the files do,
+    fsck.f2fs finds nothing to fix, and the next mount sees it all."""
+    fixed_links = {}
+
+    def link_projid(rel):
+        return fixed_links.get(rel, 0)
+
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        q0 = quota_usage(m.path)
+        want0 = {t: {i: v[:2] for i, v in read_quota(fixtures_dir)[t].items() if v[0] or v[1]}
+                 for t in TYPES}
+        assert q0 == want0
+        u0 = usage_model(m.path, link_projid)
+        fixed_links.update(workload(m.path))
+        os.sync()
+        u1 = usage_model(m.path, link_projid)
+        q1 = quota_usage(m.path)
+        assert delta(q1, q0) == delta(u1, u0)
+        apk = os.path.join(m.path, "app", "com.example.app-1", "new.apk")
+        fd = os.open(apk, os.O_RDONLY)
+        try:
+            assert getflags(fd) & 0x4, "new.apk is not compressed"
+        finally:
+            os.close(fd)
+        listed = os.listdir(os.path.join(m.path, "casefold"))
+        assert "Rename-Me" in listed and "RENAME-ME" not in listed
+    fsutil.fsck_check(image)
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        assert quota_usage(m.path) == q1
+        assert usage_model(m.path, link_projid) == u1
+        # i_compr_blocks counts the blocks saved: new.apk's 9 full clusters
+        # of 8 (compress_log_size=3) in one block each; its last 2 blocks raw
+        for p, saved in ((("app", "com.example.app-1", "new.apk"), 63),
+                         (("app", "com.example.app.zstd-2", "new.dex"), None)):
+            fd = os.open(os.path.join(m.path, *p), os.O_RDONLY)
+            try:
+                got = compress_blocks(fd)
+                assert got == saved if saved else got > 0, (p, got)
+            finally:
+                os.close(fd)
+        with open(os.path.join(m.path, "app", "com.example.app-1", "new.apk"), "rb") as f:
+            assert f.read() == compressible(300000, 1)
+        assert os.stat(os.path.join(m.path, "media", "0", "DOWNLOAD", "new report.PDF")).st_size \
+            == 20000
+    fsutil.fsck_check(image)
