@@ -510,3 +510,52 @@ def test_android_read_write(mount, image, fixtures_dir, key_opt):
         assert os.stat(os.path.join(m.path, "media", "0", "DOWNLOAD", "new report.PDF")).st_size \
             == 20000
     fsutil.fsck_check(image)
+
+
+F2FS_IOC_RELEASE_COMPRESS_BLOCKS = 0x8008F512
+F2FS_IOC_RESERVE_COMPRESS_BLOCKS = 0x8008F513
+F2FS_IOC_SET_PIN_FILE = 0x4004F50D
+
+
+def test_android_compress_reservation_and_pinned_quota(mount, image, key_opt):
+    """Releasing and reserving a compressed file's blocks and fallocate() on
+    a pinned file move the quota with i_blocks, as the kernel's
+    inc/dec_valid_block_count do."""
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        lp = lambda rel: 0   # noqa: E731
+        apk = os.path.join(m.path, "owners", "app.apk")
+        with open(apk, "wb") as f:
+            f.write(compressible(200000, 3))
+        os.chown(apk, 10123, 10123)
+        os.sync()
+        steps = []
+        u0, q0 = usage_model(m.path, lp), quota_usage(m.path)
+        fd = os.open(apk, os.O_RDONLY)
+        try:
+            buf = bytearray(8)
+            fcntl.ioctl(fd, F2FS_IOC_RELEASE_COMPRESS_BLOCKS, buf, True)
+            released = struct.unpack("<Q", buf)[0]
+            assert released > 0
+            u1, q1 = usage_model(m.path, lp), quota_usage(m.path)
+            steps.append(("release", delta(q1, q0), delta(u1, u0)))
+            assert delta(u1, u0)["user"] == {10123: (-released * 4096, 0)}
+            fcntl.ioctl(fd, F2FS_IOC_RESERVE_COMPRESS_BLOCKS, buf, True)
+            u2, q2 = usage_model(m.path, lp), quota_usage(m.path)
+            steps.append(("reserve", delta(q2, q1), delta(u2, u1)))
+        finally:
+            os.close(fd)
+        pinned = os.path.join(m.path, "owners", "pinned")
+        fd = os.open(pinned, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.fchown(fd, 1000, 1000)
+            fcntl.ioctl(fd, F2FS_IOC_SET_PIN_FILE, struct.pack("<I", 1))
+            os.posix_fallocate(fd, 0, 2 << 20)
+        finally:
+            os.close(fd)
+        os.sync()
+        u3, q3 = usage_model(m.path, lp), quota_usage(m.path)
+        steps.append(("pinned fallocate", delta(q3, q2), delta(u3, u2)))
+        assert delta(u3, u2)["user"].get(1000, (0, 0))[0] >= 2 << 20
+        bad = [s for s in steps if s[1] != s[2]]
+        assert bad == [], bad
+    fsutil.fsck_check(image)
