@@ -13,6 +13,7 @@ import pytest
 
 import fsutil
 from test_ioctl import F2FS, GET_FEATURES, WRITE_CHECKPOINT, _ioc, f2fs_io, ioctl_err
+from test_keys import fusectl  # noqa: F401
 from test_write import MiB, blob, rwimage, sha  # noqa: F401
 
 NO_PERIODIC = "checkpoint_interval=3600"
@@ -266,4 +267,57 @@ def test_crash(rwimage, when):
     fsutil.fsck_check(img.image)
     p = img.mount()
     assert read_all(os.path.join(p, "db")) == want
+    img.finish()
+
+
+def test_encrypted_and_compressed(rwimage, fixtures_dir, fusectl):  # noqa: F811
+    """In an encrypted directory the COW blocks are the file's ciphertext
+    (its key, its DUNs): a partial block starts from the decrypted old one
+    and the committed blocks read back after a remount.  A compressed file
+    with blocks refuses the start (EINVAL); an empty one gives up its
+    compression, as the kernel's f2fs_disable_compressed_file."""
+    key = "key_file=" + os.path.join(fixtures_dir, "crypt.key")
+    img = rwimage(features="encrypt,extra_attr,compression",
+                  options=(NO_PERIODIC, key, "compress_extension=cz"))
+    p = img.mount()
+    top = os.path.join(p, "crypt")
+    os.mkdir(top)
+    fsutil.run([fusectl, "set_policy", "eeec05e6ebadb5814c861095d859e167", top], check=True)
+    f = os.path.join(top, "db")
+    old = blob(20 * BLK + 333, 21)
+    put(f, old)
+    fd = os.open(f, os.O_RDWR)
+    fcntl.ioctl(fd, START)
+    exp = bytearray(old)
+    for off, n, seed in [(5, 17, 22), (3 * BLK - 2, 9, 23), (20 * BLK + 300, 5000, 24)]:
+        d = blob(n, seed)
+        os.pwrite(fd, d, off)
+        if off + n > len(exp):
+            exp.extend(bytes(off + n - len(exp)))
+        exp[off:off + n] = d
+    assert fresh_read(fd, len(exp) + 1) == bytes(exp)
+    fcntl.ioctl(fd, COMMIT)
+    os.close(fd)
+
+    full = os.path.join(p, "full.cz")
+    put(full, blob(40000, 25))
+    fd = os.open(full, os.O_RDWR)
+    assert ioctl_err(fd, START, 0) == errno.EINVAL
+    os.close(fd)
+    empty = os.path.join(p, "empty.cz")
+    put(empty, b"")
+    fd = os.open(empty, os.O_RDWR)
+    flags = int.from_bytes(fcntl.ioctl(fd, 0x80086601, bytes(8))[:4], "little")  # GETFLAGS
+    assert flags & 0x4, hex(flags)                      # FS_COMPR_FL
+    fcntl.ioctl(fd, START)
+    flags = int.from_bytes(fcntl.ioctl(fd, 0x80086601, bytes(8))[:4], "little")
+    assert not flags & 0x4, hex(flags)
+    os.pwrite(fd, blob(3 * BLK, 26), 0)
+    fcntl.ioctl(fd, COMMIT)
+    os.close(fd)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "crypt", "db")) == bytes(exp)
+    assert read_all(os.path.join(p, "empty.cz")) == blob(3 * BLK, 26)
     img.finish()
