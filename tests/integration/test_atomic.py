@@ -321,3 +321,33 @@ def test_encrypted_and_compressed(rwimage, fixtures_dir, fusectl):  # noqa: F811
     assert read_all(os.path.join(p, "crypt", "db")) == bytes(exp)
     assert read_all(os.path.join(p, "empty.cz")) == blob(3 * BLK, 26)
     img.finish()
+
+
+def test_session_end_drops(rwimage):
+    """The FUSE connection aborted while an atomic write is open (no close,
+    no release reaches the daemon): unmounting drops the write, the daemon
+    exits cleanly, and the file is as before."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    f = os.path.join(p, "db")
+    old = blob(10 * BLK + 1, 31)
+    put(f, old)
+    fd = os.open(f, os.O_RDWR)
+    fcntl.ioctl(fd, START)
+    os.pwrite(fd, blob(3 * BLK, 32), 2 * BLK + 7)
+    conn = "/sys/fs/fuse/connections/%d" % os.minor(os.stat(p).st_dev)
+    if not os.path.isdir(conn):
+        fsutil.run(["mount", "-t", "fusectl", "none", "/sys/fs/fuse/connections"])
+    if not os.path.isdir(conn):
+        pytest.skip("no fusectl file system to abort the connection with")
+    with open(conn + "/abort", "w") as a:
+        a.write("1")
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "db")) == old
+    img.finish()
