@@ -3,7 +3,9 @@
  * Roll-forward recovery.  After the last checkpoint, fsync() writes dnodes
  * to the warm node log chained by next_blkaddr; a dnode belongs to the
  * current checkpoint when its footer carries the checkpoint's version
- * (is_recoverable_dnode).  A read-only mount only finds them, to say that
+ * (is_recoverable_dnode).  An inode's dnodes are replayed up to the last
+ * one with the fsync mark, as the kernel's recover_data does: the nodes
+ * after it belong to an fsync that did not complete.  A read-only mount only finds them, to say that
  * recovery is pending; a writable mount replays them.
  */
 #include <stdlib.h>
@@ -462,8 +464,7 @@ xattr:
 	return 0;
 }
 
-/* recover_data: the second walk, replaying in order every dnode of an inode
- * up to its last fsync()ed one. */
+/* recover_data: the second walk, replaying the fsync()ed inodes' dnodes in order. */
 static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 {
 	const struct f2fs_curseg *cs = &sb->curseg[CURSEG_WARM_NODE];
@@ -482,13 +483,9 @@ static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 		if (err || !is_recoverable_dnode(sb, page))
 			break;
 		next = f2fs_node_next_blkaddr(page);
+		/* every dnode of an fsync()ed inode up to its last marked one, marked
+		 * or not (a group commit marks only an inode's last node) */
 		e = find_entry(l, f2fs_node_ino(page));
-		/*
-		 * Every dnode of the inode up to its last fsync()ed one, marked or
-		 * not, as the kernel's recover_data: an atomic write's commit marks
-		 * only its last dnode, so that a crash before it lands replays none
-		 * of the commit and after it all (a plain fsync marks every one).
-		 */
 		if (!e || e->done || !f2fs_is_dnode(page))
 			goto next;
 		pthread_rwlock_wrlock(&e->inode->lock);
