@@ -253,6 +253,7 @@ def test_crash(rwimage, when):
             new.extend(bytes(off + len(d) - len(new)))
         new[off:off + len(d)] = d
     checkpoint(p)
+    os.fsync(fd)                     # stores the old file: the commit is the durable point
     if when == "after-commit":
         fcntl.ioctl(fd, COMMIT)
     img.crash()
