@@ -306,6 +306,7 @@ struct f2fs_inode {
 	uint64_t atomic_keep;
 	uint32_t write_count;		/* open handles that may write (under lock) */
 	bool cow_file;			/* this is an atomic write's COW inode */
+	uint32_t atomic_owner;		/* the process that started it (0: unknown) */
 
 	/* fs-verity (verity.c): set once at the first read or open, then fixed */
 	struct f2fs_verity_info *_Atomic verity;

@@ -606,7 +606,7 @@ int f2fs_drop_atomic_write(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return f2fs_mark_inode_dirty(sb, inode);
 }
 
-int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace, uint32_t owner)
 {
 	struct f2fs_inode *inode, *cow = NULL;
 	int err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
@@ -665,6 +665,7 @@ int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
 		inode->size = 0;
 	cow->size = inode->size;
 	inode->cow = cow;
+	inode->atomic_owner = owner;
 	err = f2fs_mark_inode_dirty(sb, inode);
 out:
 	f2fs_end_op(sb, inode);

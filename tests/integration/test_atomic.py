@@ -8,11 +8,14 @@ is all new.  fsck.f2fs after every test."""
 import errno
 import fcntl
 import os
+import re
+import struct
+import subprocess
 
 import pytest
 
 import fsutil
-from test_ioctl import F2FS, GET_FEATURES, WRITE_CHECKPOINT, _ioc, f2fs_io, ioctl_err
+from test_ioctl import F2FS, GC_RANGE, GET_FEATURES, WRITE_CHECKPOINT, _ioc, f2fs_io, ioctl_err
 from test_keys import fusectl  # noqa: F401
 from test_write import MiB, blob, rwimage, sha  # noqa: F401
 
@@ -101,6 +104,9 @@ def test_ioctls_in_progress_commit(rwimage):
     assert os.fstat(fd).st_size == len(exp)
     assert read_all(f) == bytes(exp)
     fcntl.ioctl(fd, START)           # again: nothing changes
+    assert fresh_read(fd, len(exp)) == bytes(exp)
+    # a child that inherits the descriptor and closes it leaves the write alone
+    subprocess.run(["true"], pass_fds=(fd,), check=True)
     assert fresh_read(fd, len(exp)) == bytes(exp)
     with pytest.raises(OSError) as e:
         os.posix_fallocate(fd, 0, 10 * BLK)
@@ -351,4 +357,41 @@ def test_session_end_drops(rwimage):
     fsutil.fsck_check(img.image)
     p = img.mount()
     assert read_all(os.path.join(p, "db")) == old
+    img.finish()
+
+
+def test_cleaning_moves_cow_blocks(rwimage, fusectl):  # noqa: F811
+    """Cleaning every section moves the COW inode's blocks too (they are an
+    orphan's, owned through its nodes): the write reads the same before and
+    after, and commits what was written."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    f = os.path.join(p, "db")
+    old = blob(300 * BLK, 41)
+    put(f, old)
+    fd = os.open(f, os.O_RDWR)
+    fcntl.ioctl(fd, START)
+    exp = bytearray(old)
+    for off in range(7, 300 * BLK, 3 * BLK + 11):
+        d = blob(100, off)
+        os.pwrite(fd, d, off)
+        exp[off:off + 100] = d
+    put(os.path.join(p, "filler"), blob(3 * MiB, 42))    # the data log moves on
+    os.unlink(os.path.join(p, "filler"))
+    checkpoint(p)
+    with open(img.image, "rb") as im:
+        sb = im.read(2048)[1024:]
+    main = struct.unpack_from("<I", sb, 92)[0]
+    seg_main = struct.unpack_from("<I", sb, 68)[0]
+    assert ioctl_err(fd, GC_RANGE, struct.pack("IxxxxQQ", 1, main, seg_main * 512 - 1)) == 0
+    st = fsutil.run([fusectl, "status", p]).stdout
+    moved = int(re.search(r"- data blocks : (\d+)", st).group(1))
+    assert moved >= 100, st                     # the COW blocks among them
+    assert fresh_read(fd, len(exp) + 1) == bytes(exp)
+    fcntl.ioctl(fd, COMMIT)
+    os.close(fd)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "db")) == bytes(exp)
     img.finish()
