@@ -26,6 +26,13 @@ enum f2fs_atime_mode { F2FS_ATIME_RELATIME, F2FS_ATIME_STRICT, F2FS_ATIME_NONE }
 #define F2FS_MAX_COMPRESS_EXT	16
 #define F2FS_COMPRESS_EXT_LEN	8
 
+enum f2fs_serialize_io {
+	F2FS_SERIALIZE_AUTO,
+	F2FS_SERIALIZE_NEVER,
+	F2FS_SERIALIZE_ALWAYS,
+	F2FS_SERIALIZE_ALLOC,
+};
+
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
@@ -42,6 +49,15 @@ struct f2fs_mount_opts {
 	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
 	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
 	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
+	/*
+	 * Whose writes take the mount's writepages lock, so that each keeps its
+	 * blocks one contiguous run (the kernel's __should_serialize_io):
+	 * auto (compressed and encrypted files, and writes of min_seq_blocks
+	 * or more), never, always, or alloc (auto's writes, with only the
+	 * allocation under the lock: encryption and I/O run in parallel).
+	 */
+	enum f2fs_serialize_io serialize_io;
+	uint32_t min_seq_blocks;	/* 0: the blocks of a section, the kernel's default */
 	size_t dcache_size;	/* bytes of directory name indexes; 0 = default */
 	bool no_dcache;		/* dcache_size=0: every lookup scans */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
@@ -534,6 +550,14 @@ struct f2fs_verity_enable {
  * write no more (-EPERM), as none can be opened after.
  */
 int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a);
+/*
+ * FS_IOC_READ_VERITY_METADATA: up to len bytes from off of the Merkle tree
+ * (type 1), the descriptor without signature and with sig_size 0 (2), or
+ * the signature (3); the byte count, 0 past the end.  -ENODATA for a file
+ * without verity or a signature it does not have, -EINVAL for a type.
+ */
+ssize_t f2fs_verity_read_metadata(struct f2fs_sb *sb, uint32_t ino, uint64_t type, uint64_t off,
+				  void *buf, size_t len);
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

@@ -411,7 +411,8 @@ static int check_movable(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	/* f2fs_defragment_range, f2fs_move_file_range: not during an atomic write */
 	if (!S_ISREG(inode->mode) || inode->cow)
 		return -EINVAL;
-	if (f2fs_is_immutable(inode) || f2fs_is_append(inode))
+	/* verity: only handles opened for writing before it was enabled get here */
+	if (f2fs_is_immutable(inode) || f2fs_is_append(inode) || f2fs_is_verity(inode))
 		return -EPERM;
 	if (f2fs_is_compressed(inode))
 		return -EOPNOTSUPP;
@@ -890,4 +891,24 @@ int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verit
 	err = f2fs_verity_enable_inode(sb, inode, a);
 	f2fs_end_op(sb, inode);
 	return err;
+}
+
+/* fsverity_ioctl_read_metadata */
+ssize_t f2fs_verity_read_metadata(struct f2fs_sb *sb, uint32_t ino, uint64_t type, uint64_t off,
+				  void *buf, size_t len)
+{
+	struct f2fs_inode *inode;
+	ssize_t n;
+	int err;
+
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
+		return -EOPNOTSUPP;
+	err = f2fs_iget_req(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	n = f2fs_is_verity(inode) ? f2fs_verity_metadata(sb, inode, type, off, buf, len) : -ENODATA;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return n;
 }

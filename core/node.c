@@ -990,7 +990,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 struct f2fs_fsync_req {
 	uint32_t ino;
 	bool dent_mark;
-	bool atomic;		/* an atomic write's commit: its marked node after a flush */
+	bool atomic;		/* an atomic write's commit: a flush before its marked block */
 	bool done;
 	int err;
 	struct f2fs_fsync_req *next;
@@ -1064,6 +1064,7 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		struct f2fs_dirty_node *d = list[i];
 		uint32_t ino = f2fs_node_ino(d->data);
 		bool last = i + 1 == nr || f2fs_node_ino(list[i + 1]->data) != ino;
+		bool atomic = last && batch_find(batch, ino)->atomic;
 		struct f2fs_node_info ni;
 		uint32_t addr, next, flag;
 
@@ -1084,19 +1085,16 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		put_le32(d->data + NF_NEXT_BLKADDR, next);
 		if (d->nid == ino)
 			f2fs_inode_update_checksum(sb, d->data);
-		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov)))
+		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov) ||
+			      atomic))
 			err = batch_flush(sb, wb);
 		/*
-		 * An atomic write's commit: everything before its marked node, its
-		 * other dnodes and the data, is durable first (the kernel sends that
-		 * node with REQ_PREFLUSH | REQ_FUA), so a crash cannot keep the mark
-		 * and lose part of what it commits.
+		 * An atomic commit: everything before its marked block, the data
+		 * too, is durable first (the kernel's REQ_PREFLUSH on it), so that
+		 * recovery replays all of the commit or none.
 		 */
-		if (!err && last && batch_find(batch, ino)->atomic) {
-			err = batch_flush(sb, wb);
-			if (!err)
-				err = f2fs_dev_flush(sb->dev);
-		}
+		if (!err && atomic)
+			err = f2fs_dev_flush(sb->dev);
 		if (!wb->n)
 			wb->start = addr;
 		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };

@@ -255,6 +255,7 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	pthread_rwlock_init(&sb->evict_lock, NULL);
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
+	pthread_mutex_init(&sb->writepages, NULL);
 	pthread_mutex_init(&sb->orphan_lock, NULL);
 	f2fs_dquot_init(sb);
 	sb->max_unused_inodes = 4096;
@@ -361,6 +362,7 @@ static void sb_free(struct f2fs_sb *sb)
 	pthread_rwlock_destroy(&sb->evict_lock);
 	pthread_rwlock_destroy(&sb->cp_rwsem);
 	pthread_mutex_destroy(&sb->rename_lock);
+	pthread_mutex_destroy(&sb->writepages);
 	pthread_mutex_destroy(&sb->orphan_lock);
 	f2fs_dquot_destroy(sb);
 	free(sb);

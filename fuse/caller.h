@@ -55,5 +55,7 @@ int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int
 
 /* len bytes at the caller's address addr (an ioctl argument FUSE does not carry); -EFAULT. */
 int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len);
+/* ... and len bytes to it (an ioctl's output buffer named by a pointer); -EFAULT. */
+int f2fs_caller_write(struct f2fs_caller *c, uint64_t addr, const void *buf, size_t len);
 
 #endif /* F2FS_FUSE_CALLER_H */
