@@ -956,6 +956,9 @@ struct f2fs_sb {
 	struct f2fs_inode *icache[F2FS_ICACHE_BUCKETS];
 	struct f2fs_inode *lru_head, *lru_tail;	/* unreferenced inodes, MRU first */
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
+	/* random i_generation values drawn 64 at a time (icache_lock) */
+	uint32_t gen_pool[64];
+	uint32_t gen_left;
 	pthread_rwlock_t evict_lock;	/* inode loads shared, freeing an inode exclusive */
 
 	atomic_bool need_fsck;		/* an inconsistency was seen */

@@ -498,6 +498,25 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 }
 
 /*
+ * A random i_generation (the kernel's get_random_u32, itself batched):
+ * one getrandom(2) per 64 new inodes instead of one per create.
+ */
+static uint32_t new_generation(struct f2fs_sb *sb)
+{
+	uint32_t g;
+
+	pthread_mutex_lock(&sb->icache_lock);
+	if (!sb->gen_left) {
+		f2fs_random_bytes(sb->gen_pool, sizeof(sb->gen_pool));
+		sb->gen_left = ARRAY_SIZE(sb->gen_pool);
+	}
+	g = sb->gen_pool[--sb->gen_left];
+	sb->gen_pool[sb->gen_left] = 0;	/* a value is handed out once */
+	pthread_mutex_unlock(&sb->icache_lock);
+	return g;
+}
+
+/*
  * f2fs_new_inode: allocate an inode for a new entry in dir, initialised
  * as the kernel's f2fs_new_inode with the default mount options
  * (inline_xattr, inline_data, inline_dentry, extra_attr when available).
@@ -509,7 +528,6 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 	struct f2fs_inode *inode = calloc(1, sizeof(*inode));
 	struct f2fs_timespec now;
 	uint32_t ino, fmt = mode & S_IFMT;
-	uint8_t gen[4];
 	int err;
 
 	if (!inode)
@@ -552,8 +570,7 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 		inode->flags &= ~(F2FS_DIRSYNC_FL | F2FS_CASEFOLD_FL | F2FS_PROJINHERIT_FL);
 	if (fmt != S_IFREG && fmt != S_IFDIR)
 		inode->flags &= F2FS_NODUMP_FL | F2FS_NOATIME_FL;
-	f2fs_random_bytes(gen, sizeof(gen));
-	inode->generation = get_le32(gen);
+	inode->generation = new_generation(sb);
 	if (f2fs_has_feature(sb, F2FS_FEATURE_EXTRA_ATTR)) {
 		inode->inline_flags |= F2FS_EXTRA_ATTR;
 		inode->extra_isize = F2FS_TOTAL_EXTRA_ATTR_SIZE;
