@@ -174,7 +174,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2f
 	inode = calloc(1, sizeof(*inode));
 	if (!inode)
 		return -ENOMEM;
-	inode->node = f2fs_alloc_blocks(1);
+	inode->node = f2fs_block_get(&sb->node_pool);
 	if (!inode->node) {
 		free(inode);
 		return -ENOMEM;
@@ -184,7 +184,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2f
 	if (!err)
 		err = decode_inode(sb, inode);
 	if (err) {
-		free(inode->node);
+		f2fs_block_put(&sb->node_pool, inode->node);
 		free(inode);
 		return err;
 	}
@@ -199,14 +199,14 @@ void f2fs_put_crypt_info(struct f2fs_inode *inode)
 	inode->ci = NULL;
 }
 
-static void free_inode(struct f2fs_inode *inode)
+static void free_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	f2fs_put_crypt_info(inode);
 	f2fs_compress_drop_cache(inode);
 	f2fs_extent_tree_destroy(&inode->et);
 	f2fs_dcache_free(inode->dcache);
 	pthread_rwlock_destroy(&inode->lock);
-	free(inode->node);
+	f2fs_block_put(&sb->node_pool, inode->node);
 	free(inode);
 }
 
@@ -280,7 +280,7 @@ static int iget(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_inod
 			lru_del(sb, other);
 		pthread_mutex_unlock(&sb->icache_lock);
 		pthread_rwlock_unlock(&sb->evict_lock);
-		free_inode(inode);
+		free_inode(sb, inode);
 		*out = other;
 		return 0;
 	}
@@ -314,7 +314,7 @@ void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	if (--inode->refcount == 0 && inode->unhashed) {
 		/* a freed inode: nobody can find it any more */
 		pthread_mutex_unlock(&sb->icache_lock);
-		free_inode(inode);
+		free_inode(sb, inode);
 		return;
 	}
 	if (inode->refcount == 0) {
@@ -334,7 +334,7 @@ void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	}
 	pthread_mutex_unlock(&sb->icache_lock);
 	if (victim)
-		free_inode(victim);
+		free_inode(sb, victim);
 }
 
 void f2fs_icache_destroy(struct f2fs_sb *sb)
@@ -345,7 +345,7 @@ void f2fs_icache_destroy(struct f2fs_sb *sb)
 		while (i) {
 			struct f2fs_inode *n = i->hnext;
 
-			free_inode(i);
+			free_inode(sb, i);
 			i = n;
 		}
 		sb->icache[b] = NULL;
@@ -532,7 +532,7 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 
 	if (!inode)
 		return -ENOMEM;
-	inode->node = f2fs_alloc_blocks(1);
+	inode->node = f2fs_block_get(&sb->node_pool);
 	if (!inode->node) {
 		free(inode);
 		return -ENOMEM;
@@ -611,7 +611,7 @@ fail:
 	inode->blocks = 1;
 	f2fs_dquot_drop_inode(sb, inode);
 fail_quota:
-	free(inode->node);
+	f2fs_block_put(&sb->node_pool, inode->node);
 	free(inode);
 	return err;
 }

@@ -625,7 +625,7 @@ void f2fs_destroy_node_table(struct f2fs_sb *sb)
 		while (d) {
 			struct f2fs_dirty_node *n = d->hnext;
 
-			free(d->data);
+			f2fs_block_put(&sb->node_pool, d->data);
 			free(d);
 			d = n;
 		}
@@ -656,7 +656,7 @@ int f2fs_set_node_dirty(struct f2fs_sb *sb, uint32_t nid, const uint8_t *buf)
 	if (!d) {
 		d = calloc(1, sizeof(*d));
 		if (d)
-			d->data = f2fs_alloc_blocks(1);
+			d->data = f2fs_block_get(&sb->node_pool);
 		if (!d || !d->data) {
 			if (d)
 				free(d);
@@ -747,7 +747,7 @@ int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_ino
 	if (d) {
 		*pp = d->hnext;
 		t->nr_dirty--;
-		free(d->data);
+		f2fs_block_put(&sb->node_pool, d->data);
 		free(d);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -904,7 +904,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 	}
 	if (!err) {
 		for (uint32_t i = 0; i < nr; i++) {
-			free(list[i]->data);
+			f2fs_block_put(&sb->node_pool, list[i]->data);
 			free(list[i]);
 		}
 		memset(t->hash, 0, sizeof(t->hash));
@@ -990,7 +990,7 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 			pp = dirty_slot(t, list[i]->nid);
 			*pp = list[i]->hnext;
 			t->nr_dirty--;
-			free(list[i]->data);
+			f2fs_block_put(&sb->node_pool, list[i]->data);
 			free(list[i]);
 		}
 	}
