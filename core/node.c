@@ -479,18 +479,18 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 /*
  * The first slot in [i, n) of an address array that is not NULL_ADDR, or
  * n.  Truncating a small file walks the inode's ~900 slots, nearly all of
- * them empty: eight bytes at a time, that is no longer most of an unlink.
+ * them empty: 64 bytes at a time, that is no longer most of an unlink.
  */
 static uint32_t next_used_slot(const uint8_t *addrs, uint32_t i, uint32_t n)
 {
-	for (; i < n && (i & 1); i++)
-		if (get_le32(addrs + 4 * i) != NULL_ADDR)
-			return i;
-	for (; i + 2 <= n; i += 2) {
-		uint64_t two;
+	for (; i + 16 <= n; i += 16) {
+		const uint8_t *p = addrs + 4 * i;
+		uint64_t a, b, c, d, e, f, g, h;
 
-		memcpy(&two, addrs + 4 * i, sizeof(two));
-		if (two)
+		memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&d, p + 24, 8);
+		memcpy(&e, p + 32, 8), memcpy(&f, p + 40, 8), memcpy(&g, p + 48, 8);
+		memcpy(&h, p + 56, 8);
+		if (a | b | c | d | e | f | g | h)
 			break;
 	}
 	for (; i < n; i++)
