@@ -639,6 +639,32 @@ static void drop_index(struct f2fs_inode *dir)
 	f2fs_dcache_free(atomic_exchange(&dir->dcache, NULL));
 	atomic_store(&dir->dcache_lookups, 0);
 	atomic_store(&dir->dcache_off, false);
+	atomic_store(&dir->dcache_ra, false);
+}
+
+/* Inodes read ahead at once when a lookup in an indexed directory misses. */
+#define DIR_RA_INODES 2048
+
+/*
+ * A lookup in dir found an inode that is not in memory: stat after a
+ * listing (find | xargs stat, ls -l) is about to ask for its siblings too,
+ * one LOOKUP and one synchronous inode read each.  Read the inode blocks
+ * of the entries the index names ahead in one batch (sorted, neighbours
+ * merged), once per index.
+ */
+void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	struct f2fs_dcache *dc = atomic_load(&dir->dcache);
+	uint32_t *inos, n;
+
+	if (!dc || atomic_exchange(&dir->dcache_ra, true))
+		return;
+	inos = malloc(DIR_RA_INODES * sizeof(*inos));
+	if (!inos)
+		return;
+	n = f2fs_dcache_inos(dc, inos, DIR_RA_INODES);
+	f2fs_ra_inode_blocks(sb, inos, n);
+	free(inos);
 }
 
 /*

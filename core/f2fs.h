@@ -13,12 +13,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 #include "api.h"
 #include "format.h"
+#include "fsverity.h"
 
 #ifndef EUCLEAN
 #define EUCLEAN 117	/* "Structure needs cleaning", as the kernel's EFSCORRUPTED */
@@ -257,6 +259,7 @@ bool f2fs_dcache_find(const struct f2fs_dcache *dc, uint32_t hash, const uint8_t
 int f2fs_dcache_remove(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len);
 void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len,
 			 uint32_t ino, uint8_t file_type);
+uint32_t f2fs_dcache_inos(const struct f2fs_dcache *dc, uint32_t *out, uint32_t max);
 bool f2fs_dcache_charge(struct f2fs_dcache *dc);
 size_t f2fs_dcache_bytes(const struct f2fs_dcache *dc);
 
@@ -307,6 +310,10 @@ struct f2fs_inode {
 	struct f2fs_dcache *_Atomic dcache;
 	_Atomic uint32_t dcache_lookups;
 	_Atomic bool dcache_off;
+	_Atomic bool dcache_ra;		/* its entries' inodes were read ahead */
+
+	/* fs-verity (verity.c): set once at the first read or open, then fixed */
+	struct f2fs_verity_info *_Atomic verity;
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -327,6 +334,8 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 /* An inode number from a request: one that no longer names an inode is -ESTALE. */
 int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Is ino in the inode cache (a hint: it may go at once)? */
+bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
 /* Every cached inode forgets its read extent runs (f2fs_drop_caches). */
 void f2fs_icache_drop_extents(struct f2fs_sb *sb);
@@ -456,6 +465,7 @@ uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len);
  */
 int f2fs_utf8_casefold(const uint8_t *s, size_t len, uint8_t *out, size_t outlen);
 int f2fs_utf8_match_folded(const uint8_t *cf, size_t cflen, const uint8_t *s, size_t len);
+void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir);
 int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		    uint32_t *ino, unsigned int *file_type);
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
@@ -517,6 +527,8 @@ struct f2fs_node_info {
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
 /* Read ahead, in one batch (depth requests in flight), the NAT blocks of nids[0..n). */
 void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth);
+/* node.c: read the inode blocks of inos ahead, in batches (a listing's entries) */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n);
 /* Node read-ahead as configured: 0 (off) or blocks per batch, and requests in flight. */
 uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb);
 unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb);
@@ -573,6 +585,8 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 		  uint8_t *blk);
 int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
+/* fsync: ino's dirty dnodes to the warm node log, then a device flush; concurrent
+ * callers commit as one group.  Caller holds ino's write lock and cp_rwsem shared. */
 int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark);
 bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid);
 int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
@@ -650,6 +664,10 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 			 uint8_t *buf);
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off);
+/* The mapped blocks of a plain (not inline, not compressed) file, past
+ * i_size too (the verity metadata); holes read as zeros. */
+ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off);
 /* Read bytes from skip bytes into the physically contiguous blocks from pblk,
  * which hold file blocks lblk on (decrypted when ci is set). */
 int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, uint32_t pblk,
@@ -1000,6 +1018,7 @@ struct f2fs_sb {
 			gc_node_blocks, ssr_segments;
 		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
 			node_ra_requests, node_ra_rejected, precache_nodes;
+		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
@@ -1177,5 +1196,59 @@ static inline uint32_t f2fs_chksum(const void *buf, size_t len)
 {
 	return f2fs_crc32(F2FS_SUPER_MAGIC, buf, len);
 }
+
+/* ======================= fs-verity (verity.c) ======================= */
+
+#define F2FS_VERITY_MAX_LEVELS	8	/* FS_VERITY_MAX_LEVELS */
+#define F2FS_VERITY_CACHE	16	/* verified Merkle tree blocks kept per file */
+
+/*
+ * A verity file's Merkle tree parameters (the kernel's merkle_tree_params
+ * and fsverity_info) and the tree blocks verified so far.
+ */
+struct f2fs_verity_info {
+	unsigned int alg, digest_size;
+	unsigned int log_blocksize, block_size, log_arity;
+	unsigned int num_levels;
+	uint64_t level_start[F2FS_VERITY_MAX_LEVELS];	/* tree block of each level */
+	uint64_t tree_pos;			/* byte offset: round_up(i_size, 64K) */
+	uint64_t tree_blocks;
+	uint8_t root_hash[FS_VERITY_MAX_DIGEST_SIZE];
+	uint8_t file_digest[FS_VERITY_MAX_DIGEST_SIZE];	/* what FS_IOC_MEASURE_VERITY gives */
+	struct fsverity_hash *hash;		/* salted */
+	pthread_mutex_t lock;			/* the cache */
+	uint64_t cache_idx[F2FS_VERITY_CACHE];	/* tree block held in each slot, or ~0 */
+	uint64_t cache_used[F2FS_VERITY_CACHE];	/* last use, for replacement */
+	uint64_t clock;
+	uint8_t *cache;				/* F2FS_VERITY_CACHE blocks, or NULL */
+};
+
+static inline bool f2fs_is_verity(const struct f2fs_inode *inode)
+{
+	return inode->advise & FADVISE_VERITY_BIT;
+}
+
+/* Freed with the inode (inode.c); inline so that inode.c calls nothing above it. */
+static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
+{
+	if (!vi)
+		return;
+	fsverity_hash_free(vi->hash);
+	pthread_mutex_destroy(&vi->lock);
+	free(vi->cache);
+	free(vi);
+}
+
+/* The inode's verity info, read from its descriptor the first time (read lock
+ * held): -EINVAL for a descriptor the kernel would refuse too. */
+int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			 struct f2fs_verity_info **out);
+/* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
+int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			     const struct f2fs_verity_enable *a);
+/* f2fs_file_read of a verity file: len clamped to i_size; every block is
+ * checked against the tree, -EIO (and a message) where one does not match. */
+ssize_t f2fs_verity_read(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			 const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off);
 
 #endif /* F2FS_INTERNAL_H */

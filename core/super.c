@@ -81,8 +81,6 @@ static int check_features(struct f2fs_sb *sb)
 			 sb->feature & ~known);
 		return -EOPNOTSUPP;
 	}
-	if (f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
-		f2fs_warn(sb, "verity files are readable but their Merkle trees are not checked");
 	return check_encoding(sb);
 }
 
@@ -566,6 +564,9 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->node_ra_requests = atomic_load(&sb->stat.node_ra_requests);
 	st->node_ra_rejected = atomic_load(&sb->stat.node_ra_rejected);
 	st->precache_nodes = atomic_load(&sb->stat.precache_nodes);
+	st->fsync_requests = atomic_load(&sb->stat.fsync_requests);
+	st->fsync_commits = atomic_load(&sb->stat.fsync_commits);
+	st->fsync_node_blocks = atomic_load(&sb->stat.fsync_node_blocks);
 }
 
 void f2fs_drop_caches(struct f2fs_sb *sb)

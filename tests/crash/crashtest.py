@@ -67,9 +67,12 @@ def crc(b):
 class Workload:
     """Runs on the mount until killed; logs intents and acknowledgements."""
 
-    def __init__(self, mnt, logpath, seed, max_ops=0):
+    def __init__(self, mnt, logpath, seed, max_ops=0, prefix=""):
         self.mnt = mnt
         self.max_ops = max_ops
+        # --jobs: each workload owns the names with its prefix, nothing else
+        self.prefix = prefix
+        self.names = [prefix + n for n in NAMES]
         self.rng = random.Random(seed)
         self.logfd = os.open(logpath, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.ino = {}          # path -> inode id
@@ -88,6 +91,8 @@ class Workload:
         by_st = {}
         for d in DIRS:
             for n in sorted(os.listdir(self.P(d))):
+                if n not in self.names:
+                    continue
                 rel = d + "/" + n
                 st = os.lstat(self.P(rel))
                 if not stat.S_ISREG(st.st_mode):
@@ -107,7 +112,7 @@ class Workload:
         return sorted(p for p, j in self.ino.items() if j == i)
 
     def rand_path(self):
-        return self.rng.choice(DIRS) + "/" + self.rng.choice(NAMES)
+        return self.rng.choice(DIRS) + "/" + self.rng.choice(self.names)
 
     def rand_file(self):
         if not self.ino:
@@ -397,11 +402,11 @@ class Runner:
             raise fsx.Failure("%s: daemon exited %s%s\n%s"
                               % (what, m.returncode, (", " + rep) if rep else "", out[-3000:]))
 
-    def crash(self, m, child=None):
+    def crash(self, m, children=()):
         """SIGKILL the daemon and lazily unmount its dead mount; a sanitizer
         report it printed before is a failure.  With --fault shutdown the
         fault is F2FS_IOC_SHUTDOWN without sync instead: the workload
-        (child) is stopped and the daemon must unmount cleanly, having
+        (children) is stopped and the daemon must unmount cleanly, having
         written nothing after the shutdown."""
         if self.a.fault == "shutdown":
             fd = os.open(self.mnt, os.O_RDONLY | os.O_DIRECTORY)
@@ -409,7 +414,7 @@ class Runner:
                 fcntl.ioctl(fd, SHUTDOWN, struct.pack("I", SHUTDOWN_NOSYNC))
             finally:
                 os.close(fd)
-            if child is not None:
+            for child in children:
                 child.kill()
                 child.wait()
             self.clean_unmount(m, "unmount after the shutdown")
@@ -518,46 +523,56 @@ class Runner:
         if n % a.fresh_every == 0 or self.force_fresh or not os.path.exists(self.image):
             self.force_fresh = False
             self.fresh_image(n // a.fresh_every + n)
-        logpath = os.path.join(a.logdir, "crash-log.%d" % n)
-        if os.path.exists(logpath):
-            os.unlink(logpath)
+        # one workload, or --jobs of them on disjoint names (j0-f3, j1-f3, ...)
+        prefixes = [""] if a.jobs <= 1 else ["j%d-" % j for j in range(a.jobs)]
+        logpaths = [os.path.join(a.logdir, "crash-log.%d%s" % (n, "." + pf[:-1] if pf else ""))
+                    for pf in prefixes]
+        for lp in logpaths:
+            if os.path.exists(lp):
+                os.unlink(lp)
         rng = random.Random(a.seed * 7919 + n)
         delay = rng.uniform(0.05, 3.0)
         m = self.mount()
-        child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child",
-                                  self.mnt, logpath, str(rng.randrange(1 << 30)),
-                                  str(a.child_ops)],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=open(os.path.join(self.work, "child.err"), "ab"))
+        children = []
+        for pf, lp in zip(prefixes, logpaths):
+            args = [sys.executable, os.path.abspath(__file__), "--child", self.mnt, lp,
+                    str(rng.randrange(1 << 30)), str(a.child_ops)] + ([pf] if pf else [])
+            children.append(subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL,
+                                             stderr=open(os.path.join(self.work, "child.err"),
+                                                         "ab")))
         if a.child_ops:          # a fixed operation count, then the kill (reproductions)
             deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not any(
-                    "done" in e or "err" in e for e in read_log(logpath)):
+            while time.monotonic() < deadline and not all(
+                    any("done" in e or "err" in e for e in read_log(lp)) for lp in logpaths):
                 time.sleep(0.05)
             time.sleep(0.2)
         else:
             time.sleep(delay)
         t_kill = time.monotonic()
-        self.crash(m, child)
-        try:
-            child.kill()
-        except ProcessLookupError:
-            pass
-        child.wait()
-        events = read_log(logpath)
-        for e in events:
-            if "err" in e and e["t"] < t_kill - 0.005:
-                raise fsx.Failure("%s: the workload's %s failed before the crash: %s"
-                                  % (what, e["err"], e["msg"]))
-        exp = expectations(events)
-        self.stats["acknowledged fsyncs"] += sum(1 for e in events
-                                                 if e.get("ack") in ("fsync", "fdatasync"))
-        self.stats["operations"] += sum(1 for e in events if "op" in e)
+        self.crash(m, children)
+        for child in children:
+            try:
+                child.kill()
+            except ProcessLookupError:
+                pass
+            child.wait()
+        exp = []
+        for lp in logpaths:
+            events = read_log(lp)
+            for e in events:
+                if "err" in e and e["t"] < t_kill - 0.005:
+                    raise fsx.Failure("%s: the workload's %s failed before the crash: %s"
+                                      % (what, e["err"], e["msg"]))
+            exp += expectations(events)
+            self.stats["acknowledged fsyncs"] += sum(1 for e in events
+                                                     if e.get("ack") in ("fsync", "fdatasync"))
+            self.stats["operations"] += sum(1 for e in events if "op" in e)
         self.recover_and_fsck(what)
         self.verify(exp, what)
         if a.verbose:
-            print("crashtest: %s: killed after %.2f s, %d events, %d checked"
-                  % (what, delay, len(events), len(exp)), flush=True)
+            print("crashtest: %s: killed after %.2f s, %d checked"
+                  % (what, delay, len(exp)), flush=True)
 
     def run_random(self):
         a = self.a
@@ -786,7 +801,7 @@ ACE_OPS = {"creat": _ace_creat, "write": _ace_write, "link": _ace_link,
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        Workload(argv[1], argv[2], int(argv[3]), int(argv[4])).run()
+        Workload(argv[1], argv[2], int(argv[3]), int(argv[4]), *argv[5:6]).run()
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=None)
@@ -798,6 +813,9 @@ def main(argv=None):
                     help="mkfs.f2fs -O list for every image ('' for the defaults); by "
                     "default fresh images alternate the defaults and %s" % fsx.EXTRA_FEATURES)
     ap.add_argument("--fresh-every", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="workloads running at once, each on its own file names "
+                    "(concurrent fsyncs: group commits)")
     ap.add_argument("--ballast", type=float, default=0.0,
                     help="fill this fraction of a fresh image's free space first, "
                          "a third of it then freed again (default 0)")
