@@ -179,6 +179,8 @@ struct f2fs_cache;
 struct f2fs_cache *f2fs_cache_create(size_t bytes);
 void f2fs_cache_destroy(struct f2fs_cache *c);
 bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf);
+/* Copy len bytes at off of a cached block (a NAT entry, not its block). */
+bool f2fs_cache_read(struct f2fs_cache *c, uint32_t blkaddr, size_t off, size_t len, void *buf);
 void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf);
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr);
 void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses);
