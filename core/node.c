@@ -990,6 +990,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 struct f2fs_fsync_req {
 	uint32_t ino;
 	bool dent_mark;
+	bool atomic;		/* an atomic write's commit: a flush before its marked block */
 	bool done;
 	int err;
 	struct f2fs_fsync_req *next;
@@ -1063,6 +1064,7 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		struct f2fs_dirty_node *d = list[i];
 		uint32_t ino = f2fs_node_ino(d->data);
 		bool last = i + 1 == nr || f2fs_node_ino(list[i + 1]->data) != ino;
+		bool atomic = last && batch_find(batch, ino)->atomic;
 		struct f2fs_node_info ni;
 		uint32_t addr, next, flag;
 
@@ -1083,8 +1085,16 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		put_le32(d->data + NF_NEXT_BLKADDR, next);
 		if (d->nid == ino)
 			f2fs_inode_update_checksum(sb, d->data);
-		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov)))
+		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov) ||
+			      atomic))
 			err = batch_flush(sb, wb);
+		/*
+		 * An atomic commit: everything before its marked block, the data
+		 * too, is durable first (the kernel's REQ_PREFLUSH on it), so that
+		 * recovery replays all of the commit or none.
+		 */
+		if (!err && atomic)
+			err = f2fs_dev_flush(sb->dev);
 		if (!wb->n)
 			wb->start = addr;
 		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };
@@ -1171,10 +1181,10 @@ static void gather(struct f2fs_node_table *t)
 			break;
 }
 
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;
-	struct f2fs_fsync_req req = { .ino = ino, .dent_mark = dent_mark };
+	struct f2fs_fsync_req req = { .ino = ino, .dent_mark = dent_mark, .atomic = atomic };
 
 	f2fs_stat_add(sb, fsync_requests, 1);
 	pthread_mutex_lock(&t->fsync_lock);
