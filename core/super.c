@@ -252,6 +252,7 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	else
 		sb->opts.log_level = F2FS_LOG_INFO;
 	pthread_mutex_init(&sb->icache_lock, NULL);
+	f2fs_block_pool_init(&sb->node_pool);
 	pthread_rwlock_init(&sb->evict_lock, NULL);
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
@@ -365,6 +366,7 @@ static void sb_free(struct f2fs_sb *sb)
 	pthread_mutex_destroy(&sb->writepages);
 	pthread_mutex_destroy(&sb->orphan_lock);
 	f2fs_dquot_destroy(sb);
+	f2fs_block_pool_destroy(&sb->node_pool);
 	free(sb);
 }
 
