@@ -475,6 +475,38 @@ int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st);
 
 const char *f2fs_version_string(void);
 
+/*
+ * fs-verity (verity.c), as the kernel's FS_IOC_MEASURE_VERITY and
+ * FS_IOC_ENABLE_VERITY answer: -EOPNOTSUPP without the verity feature.
+ * Reads of a verity file check every block against its Merkle tree (-EIO
+ * where one does not match); such a file opens only for reading and its
+ * size does not change (-EPERM).
+ */
+struct f2fs_verity_digest {
+	uint16_t algorithm;		/* FS_VERITY_HASH_ALG_SHA256 (1) or _SHA512 (2) */
+	uint16_t size;			/* bytes of digest */
+	uint8_t digest[64];
+};
+/* The file digest (fsverity measure); -ENODATA for a file without verity. */
+int f2fs_verity_measure(struct f2fs_sb *sb, uint32_t ino, struct f2fs_verity_digest *d);
+struct f2fs_verity_enable {
+	uint32_t hash_algorithm;	/* FS_VERITY_HASH_ALG_* */
+	uint32_t block_size;		/* 1024 .. 4096, a power of 2 */
+	const uint8_t *salt;		/* at most 32 bytes */
+	uint32_t salt_size;
+	const uint8_t *sig;		/* a built-in signature, stored unchecked */
+	uint32_t sig_size;
+	unsigned int priv;		/* F2FS_PRIV_* (the tree's blocks are charged) */
+};
+/*
+ * Build the Merkle tree of a regular file and make it a verity file
+ * (fsverity_ioctl_enable with f2fs's operations); the caller has checked
+ * write permission.  -EEXIST if it is one already, -EINVAL for bad
+ * parameters, -EMSGSIZE for a salt or signature too long, -EPERM for an
+ * append-only or immutable file.  Handles open for writing before it
+ * write no more (-EPERM), as none can be opened after.
+ */
+int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a);
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

@@ -265,8 +265,6 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 		       uint64_t off)
 {
 	const struct fscrypt_inode_info *ci = NULL;
-	uint8_t *dst = buf;
-	size_t done = 0;
 
 	/* as fscrypt_file_open: no key, no contents, not even "empty" */
 	if (f2fs_is_encrypted(inode)) {
@@ -278,11 +276,24 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 	if (off >= inode->size || !len)
 		return 0;
 	len = (size_t)F2FS_MIN((uint64_t)len, inode->size - off);
+	/* before the inline and compressed paths, which it refuses */
+	if (f2fs_is_verity(inode))
+		return f2fs_verity_read(sb, inode, ci, buf, len, off);
 	if (inode->inline_flags & F2FS_INLINE_DATA)
 		return f2fs_read_inline_data(inode, buf, len, off);
 	if (f2fs_is_compressed(inode))
 		return f2fs_read_compressed(sb, inode, ci, buf, len, off);
+	return f2fs_read_range(sb, inode, ci, buf, len, off);
+}
 
+ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *dst = buf;
+	size_t done = 0;
+
+	if (off + len < off || off + len > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
 	while (done < len) {
 		uint64_t pos = off + done;
 		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);

@@ -13,12 +13,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 #include "api.h"
 #include "format.h"
+#include "fsverity.h"
 
 #ifndef EUCLEAN
 #define EUCLEAN 117	/* "Structure needs cleaning", as the kernel's EFSCORRUPTED */
@@ -290,6 +292,9 @@ struct f2fs_inode {
 	_Atomic uint32_t dcache_lookups;
 	_Atomic bool dcache_off;
 	_Atomic bool dcache_ra;		/* its entries' inodes were read ahead */
+
+	/* fs-verity (verity.c): set once at the first read or open, then fixed */
+	struct f2fs_verity_info *_Atomic verity;
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -640,6 +645,10 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 			 uint8_t *buf);
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off);
+/* The mapped blocks of a plain (not inline, not compressed) file, past
+ * i_size too (the verity metadata); holes read as zeros. */
+ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off);
 /* Read bytes from skip bytes into the physically contiguous blocks from pblk,
  * which hold file blocks lblk on (decrypted when ci is set). */
 int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, uint32_t pblk,
@@ -1171,5 +1180,59 @@ static inline uint32_t f2fs_chksum(const void *buf, size_t len)
 {
 	return f2fs_crc32(F2FS_SUPER_MAGIC, buf, len);
 }
+
+/* ======================= fs-verity (verity.c) ======================= */
+
+#define F2FS_VERITY_MAX_LEVELS	8	/* FS_VERITY_MAX_LEVELS */
+#define F2FS_VERITY_CACHE	16	/* verified Merkle tree blocks kept per file */
+
+/*
+ * A verity file's Merkle tree parameters (the kernel's merkle_tree_params
+ * and fsverity_info) and the tree blocks verified so far.
+ */
+struct f2fs_verity_info {
+	unsigned int alg, digest_size;
+	unsigned int log_blocksize, block_size, log_arity;
+	unsigned int num_levels;
+	uint64_t level_start[F2FS_VERITY_MAX_LEVELS];	/* tree block of each level */
+	uint64_t tree_pos;			/* byte offset: round_up(i_size, 64K) */
+	uint64_t tree_blocks;
+	uint8_t root_hash[FS_VERITY_MAX_DIGEST_SIZE];
+	uint8_t file_digest[FS_VERITY_MAX_DIGEST_SIZE];	/* what FS_IOC_MEASURE_VERITY gives */
+	struct fsverity_hash *hash;		/* salted */
+	pthread_mutex_t lock;			/* the cache */
+	uint64_t cache_idx[F2FS_VERITY_CACHE];	/* tree block held in each slot, or ~0 */
+	uint64_t cache_used[F2FS_VERITY_CACHE];	/* last use, for replacement */
+	uint64_t clock;
+	uint8_t *cache;				/* F2FS_VERITY_CACHE blocks, or NULL */
+};
+
+static inline bool f2fs_is_verity(const struct f2fs_inode *inode)
+{
+	return inode->advise & FADVISE_VERITY_BIT;
+}
+
+/* Freed with the inode (inode.c); inline so that inode.c calls nothing above it. */
+static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
+{
+	if (!vi)
+		return;
+	fsverity_hash_free(vi->hash);
+	pthread_mutex_destroy(&vi->lock);
+	free(vi->cache);
+	free(vi);
+}
+
+/* The inode's verity info, read from its descriptor the first time (read lock
+ * held): -EINVAL for a descriptor the kernel would refuse too. */
+int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			 struct f2fs_verity_info **out);
+/* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
+int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			     const struct f2fs_verity_enable *a);
+/* f2fs_file_read of a verity file: len clamped to i_size; every block is
+ * checked against the tree, -EIO (and a message) where one does not match. */
+ssize_t f2fs_verity_read(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			 const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off);
 
 #endif /* F2FS_INTERNAL_H */

@@ -50,6 +50,21 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 		f2fs_iput(sb, inode);
 		return err;
 	}
+	/* fsverity_file_open: read-only, and only with a descriptor that holds */
+	if (S_ISREG(inode->mode) && f2fs_is_verity(inode)) {
+		struct f2fs_verity_info *vi;
+
+		err = for_write || (oflags & O_TRUNC) ? -EPERM : 0;
+		if (!err) {
+			pthread_rwlock_rdlock(&inode->lock);
+			err = f2fs_verity_get_info(sb, inode, &vi);
+			pthread_rwlock_unlock(&inode->lock);
+		}
+		if (err) {
+			f2fs_iput(sb, inode);
+			return err;
+		}
+	}
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->open_count++;
 	pthread_rwlock_unlock(&inode->lock);
@@ -140,8 +155,8 @@ ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t 
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
 	if (!S_ISREG(inode->mode))
 		r = S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
-	else if (f2fs_is_immutable(inode))
-		r = -EPERM;
+	else if (f2fs_is_immutable(inode) || f2fs_is_verity(inode))
+		r = -EPERM;	/* verity: a handle opened for writing before it was enabled */
 	else
 		r = f2fs_file_write(sb, inode, buf, len, off);
 	sync = inode->flags & F2FS_SYNC_FL;
@@ -181,6 +196,11 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 		}
 		if (!S_ISREG(inode->mode)) {
 			err = -EINVAL;
+			goto out;
+		}
+		/* fsverity_prepare_setattr */
+		if (f2fs_is_verity(inode)) {
+			err = -EPERM;
 			goto out;
 		}
 		/* fscrypt_prepare_setattr: resizing needs the key */
@@ -447,8 +467,10 @@ int f2fs_fallocate_as(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, 
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
 	}
-	/* vfs_fallocate: only plain allocation on an append-only file */
-	if (f2fs_is_immutable(inode) || (f2fs_is_append(inode) && (mode & ~FALLOC_FL_KEEP_SIZE))) {
+	/* vfs_fallocate: only plain allocation on an append-only file; verity
+	 * files have no handle open for writing */
+	if (f2fs_is_immutable(inode) || f2fs_is_verity(inode) ||
+	    (f2fs_is_append(inode) && (mode & ~FALLOC_FL_KEEP_SIZE))) {
 		err = -EPERM;
 		goto out;
 	}

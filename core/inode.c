@@ -203,6 +203,7 @@ static void free_inode(struct f2fs_inode *inode)
 {
 	f2fs_put_crypt_info(inode);
 	f2fs_compress_drop_cache(inode);
+	f2fs_verity_info_free(inode->verity);
 	f2fs_extent_tree_destroy(&inode->et);
 	f2fs_dcache_free(inode->dcache);
 	pthread_rwlock_destroy(&inode->lock);

@@ -665,3 +665,50 @@ int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t 
 	*n = count;
 	return err;
 }
+
+/* f2fs_ioc_measure_verity -> fsverity_ioctl_measure */
+int f2fs_verity_measure(struct f2fs_sb *sb, uint32_t ino, struct f2fs_verity_digest *d)
+{
+	struct f2fs_verity_info *vi;
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
+		return -EOPNOTSUPP;
+	err = f2fs_iget_req(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	err = f2fs_is_verity(inode) ? f2fs_verity_get_info(sb, inode, &vi) : -ENODATA;
+	if (!err) {
+		d->algorithm = (uint16_t)vi->alg;
+		d->size = (uint16_t)vi->digest_size;
+		memcpy(d->digest, vi->file_digest, vi->digest_size);
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+/* f2fs_ioc_enable_verity -> fsverity_ioctl_enable */
+int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_VERITY)) {
+		f2fs_warn(sb, "can't enable fs-verity on inode %u: the verity feature is not "
+			  "enabled on this filesystem", ino);
+		return -EOPNOTSUPP;
+	}
+	if (!a->block_size || (a->block_size & (a->block_size - 1)))
+		return -EINVAL;
+	if (a->salt_size > 32 || a->sig_size > 16384 - 256)
+		return -EMSGSIZE;
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(a->priv), &inode);
+	if (err)
+		return err;
+	err = f2fs_verity_enable_inode(sb, inode, a);
+	f2fs_end_op(sb, inode);
+	return err;
+}

@@ -81,8 +81,6 @@ static int check_features(struct f2fs_sb *sb)
 			 sb->feature & ~known);
 		return -EOPNOTSUPP;
 	}
-	if (f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
-		f2fs_warn(sb, "verity files are readable but their Merkle trees are not checked");
 	return check_encoding(sb);
 }
 

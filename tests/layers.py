@@ -25,7 +25,7 @@ FLOORS = [
     ["inode"],
     ["xattr", "acl"],
     ["crypt"],
-    ["data", "inline", "compress"],
+    ["data", "inline", "compress", "verity"],
     ["dir", "quota"],
     ["gc", "recovery"],
     ["vfs", "namei", "file", "ioctl"],
