@@ -387,6 +387,7 @@ struct f2fs_io_stats {
 	/* fsyncs that wrote nodes for roll-forward, the group commits that served
 	 * them (one node write and one flush each), and the node blocks written */
 	uint64_t fsync_requests, fsync_commits, fsync_node_blocks;
+	uint64_t sync_merged;	/* checkpoint requests a concurrent checkpoint served */
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 const char *f2fs_io_bucket_name(int bucket);

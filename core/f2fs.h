@@ -1063,6 +1063,13 @@ struct f2fs_sb {
 
 	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
 	pthread_rwlock_t cp_rwsem;
+	/* checkpoint merging (f2fs_sync_fs): tickets of the callers, the last
+	 * ticket a finished checkpoint covers, and its result */
+	pthread_mutex_t sync_lock;
+	pthread_cond_t sync_cond;
+	uint64_t sync_req, sync_done;
+	int sync_err;
+	bool sync_running;
 	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
 	/* the kernel's sbi->writepages: serialized writes allocate and write
 	 * under it (data.c f2fs_should_serialize_io) */
@@ -1077,7 +1084,8 @@ struct f2fs_sb {
 			gc_node_blocks, ssr_segments;
 		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
 			node_ra_requests, node_ra_rejected, precache_nodes;
-		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks;
+		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks,
+			sync_merged;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
