@@ -607,7 +607,7 @@ int f2fs_drop_atomic_write(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return f2fs_mark_inode_dirty(sb, inode);
 }
 
-int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace, uint32_t owner)
 {
 	struct f2fs_inode *inode, *cow = NULL;
 	int err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
@@ -666,6 +666,7 @@ int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
 		inode->size = 0;
 	cow->size = inode->size;
 	inode->cow = cow;
+	inode->atomic_owner = owner;
 	err = f2fs_mark_inode_dirty(sb, inode);
 out:
 	f2fs_end_op(sb, inode);
@@ -698,7 +699,8 @@ int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 	}
 	need_cp = need_cp || f2fs_need_do_checkpoint(sb, inode);
 	if (!err && !need_cp) {
-		/* f2fs_do_sync_file(atomic): the file's dnodes, the last one marked */
+		/* f2fs_do_sync_file(atomic): the file's dnodes, the last one marked,
+		 * and the flush */
 		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), true);
 	}
 	f2fs_end_op(sb, inode);

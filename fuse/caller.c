@@ -314,7 +314,24 @@ int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int
 	return err;
 }
 
+/* The caller's process (thread group) id: FUSE requests name the thread. */
+pid_t f2fs_caller_tgid(struct f2fs_caller *c)
+{
+	char buf[1024];
+	const char *v;
+
+	if (c->pid <= 0 || read_proc(c->pid, "status", buf, sizeof(buf)))
+		return 0;
+	v = field(buf, "Tgid:");
+	return v ? (pid_t)strtol(v, NULL, 10) : 0;
+}
+
 #else /* !__linux__ */
+
+pid_t f2fs_caller_tgid(struct f2fs_caller *c)
+{
+	return c->pid;
+}
 
 int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len)
 {

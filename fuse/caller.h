@@ -32,6 +32,8 @@ void f2fs_caller_from_req(struct f2fs_caller *c, fuse_req_t req);
 /* The process that connected a Unix socket; -errno. */
 int f2fs_caller_from_socket(struct f2fs_caller *c, int fd);
 void f2fs_caller_done(struct f2fs_caller *c);
+/* The caller's process id (FUSE requests name the thread); 0 if unknown. */
+pid_t f2fs_caller_tgid(struct f2fs_caller *c);
 
 /* capable(cap): the caller's effective set, in the daemon's user namespace. */
 bool f2fs_caller_capable(struct f2fs_caller *c, int cap);
