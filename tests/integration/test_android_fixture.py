@@ -483,6 +483,7 @@ def test_android_read_write(mount, image, fixtures_dir, key_opt):
         u1 = usage_model(m.path, link_projid)
         q1 = quota_usage(m.path)
         assert delta(q1, q0) == delta(u1, u0)
+        assert u0 == q0 and u1 == q1    # and in full: what fsck.f2fs counts
         apk = os.path.join(m.path, "app", "com.example.app-1", "new.apk")
         fd = os.open(apk, os.O_RDONLY)
         try:
