@@ -39,8 +39,13 @@ int f2fs_shutdown(struct f2fs_sb *sb, uint32_t mode)
 	}
 	if (mode == F2FS_SHUTDOWN_NEED_FSCK) {
 		atomic_store(&sb->need_fsck, true);
+		f2fs_sync_data(sb);
 		return f2fs_sync_fs(sb, false);
 	}
+	/* a full sync writes the file data too; the other modes lose it, as
+	 * the kernel's do with dirty pages */
+	if (mode == F2FS_SHUTDOWN_FULLSYNC)
+		f2fs_sync_data(sb);
 	f2fs_lock_all(sb);
 	if (mode == F2FS_SHUTDOWN_FULLSYNC) {
 		err = f2fs_write_dirty_nodes(sb);
@@ -53,6 +58,7 @@ int f2fs_shutdown(struct f2fs_sb *sb, uint32_t mode)
 	atomic_store(&sb->cp_error, true);
 	f2fs_dev_stop_writes(sb->dev);
 	f2fs_unlock_all(sb);
+	f2fs_drop_data(sb);
 	f2fs_warn(sb, "shut down (mode %u): changes fail with EIO until the next mount", mode);
 	return err;
 }
