@@ -712,6 +712,8 @@ bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode);
 ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf,
 			  size_t len, uint64_t off);
 int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool background);
+/* file.c: write back one file's dirty pages, taking the locks a change takes */
+int f2fs_writeback_file(struct f2fs_sb *sb, uint32_t ino);
 /* write(2) through the page cache when -o writeback allows it (file.c f2fs_write) */
 ssize_t f2fs_file_write_cached(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			       size_t len, uint64_t off);

@@ -906,6 +906,11 @@ static int writeback_ino(struct f2fs_sb *sb, uint32_t ino, bool background)
 	return err;
 }
 
+int f2fs_writeback_file(struct f2fs_sb *sb, uint32_t ino)
+{
+	return writeback_ino(sb, ino, false);
+}
+
 int f2fs_sync_data(struct f2fs_sb *sb)
 {
 	uint32_t *inos, n;

@@ -517,6 +517,12 @@ int f2fs_move_range(struct f2fs_sb *sb, uint32_t src_ino, uint32_t dst_ino, uint
 		err = -ESTALE;
 		goto unlock;
 	}
+	/* both as the device holds them: the copy maps src's blocks */
+	err = f2fs_writeback_inode(sb, src, false);
+	if (!err && dst != src)
+		err = f2fs_writeback_inode(sb, dst, false);
+	if (err)
+		goto unlock;
 	if (f2fs_is_encrypted(src) || f2fs_is_encrypted(dst)) {
 		err = -EOPNOTSUPP;
 		goto unlock;
@@ -613,6 +619,15 @@ int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t 
 	*n = 0;
 	if (err)
 		return err;
+	/* FIEMAP_FLAG_SYNC, which filefrag sets: dirty data is written first */
+	if (inode->pages && f2fs_writable(sb)) {
+		f2fs_iput(sb, inode);
+		err = f2fs_writeback_file(sb, ino);
+		if (!err)
+			err = f2fs_iget_req(sb, ino, &inode);
+		if (err)
+			return err;
+	}
 	pthread_rwlock_rdlock(&inode->lock);
 	end = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
 	*nblocks = end;
