@@ -262,6 +262,17 @@ int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
  */
 int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags);
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
+/* The same with the handle's open(2) flags: the last handle that may write
+ * aborts an atomic write left open; then 1 (drop what is cached of the file). */
+int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
+/*
+ * A close(2) of a handle open for writing (FUSE's FLUSH, which close waits
+ * for; the release comes later, asynchronously): when it is the file's
+ * only such handle, an atomic write left open is aborted now, so that the
+ * closing program's next request finds the file as before (the kernel's
+ * release runs before close returns).  1 when it did.
+ */
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
@@ -375,6 +386,9 @@ struct f2fs_io_stats {
 	uint64_t extent_hits, extent_misses, extent_evictions;
 	uint64_t node_ra_blocks, node_ra_requests, node_ra_rejected;
 	uint64_t precache_nodes;	/* direct nodes walked by extent precaches */
+	/* fsyncs that wrote nodes for roll-forward, the group commits that served
+	 * them (one node write and one flush each), and the node blocks written */
+	uint64_t fsync_requests, fsync_commits, fsync_node_blocks;
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 
@@ -467,6 +481,18 @@ int f2fs_trim_fs(struct f2fs_sb *sb, uint64_t start, uint64_t len, uint64_t minl
 int f2fs_get_pin_file(struct f2fs_sb *sb, uint32_t ino, bool *pinned, uint32_t *failures);
 /* F2FS_IOC_SET_PIN_FILE: returns i_gc_failures (>= 0) or -errno. */
 int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin);
+/*
+ * Atomic writes (F2FS_IOC_START_ATOMIC_WRITE / START_ATOMIC_REPLACE, COMMIT,
+ * ABORT): between start and commit the file's writes, truncates and size
+ * are seen by every reader but reach the disk only with the commit, which
+ * makes them durable all at once (the fsync path with one mark, or a
+ * checkpoint); abort, the last writable
+ * handle's release, unmount or a crash drop them.  replace: the write
+ * starts from an empty file.  Commit on a file with no atomic write is fsync.
+ */
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace);
+int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino);
+int f2fs_abort_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* F2FS_IOC_DEFRAGMENT: rewrite [*start, *start + *len) bytes contiguously if it is
  * fragmented; *len receives the bytes moved. */
 int f2fs_defragment(struct f2fs_sb *sb, uint32_t ino, uint64_t start, uint64_t *len);
@@ -509,6 +535,38 @@ int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st);
 
 const char *f2fs_version_string(void);
 
+/*
+ * fs-verity (verity.c), as the kernel's FS_IOC_MEASURE_VERITY and
+ * FS_IOC_ENABLE_VERITY answer: -EOPNOTSUPP without the verity feature.
+ * Reads of a verity file check every block against its Merkle tree (-EIO
+ * where one does not match); such a file opens only for reading and its
+ * size does not change (-EPERM).
+ */
+struct f2fs_verity_digest {
+	uint16_t algorithm;		/* FS_VERITY_HASH_ALG_SHA256 (1) or _SHA512 (2) */
+	uint16_t size;			/* bytes of digest */
+	uint8_t digest[64];
+};
+/* The file digest (fsverity measure); -ENODATA for a file without verity. */
+int f2fs_verity_measure(struct f2fs_sb *sb, uint32_t ino, struct f2fs_verity_digest *d);
+struct f2fs_verity_enable {
+	uint32_t hash_algorithm;	/* FS_VERITY_HASH_ALG_* */
+	uint32_t block_size;		/* 1024 .. 4096, a power of 2 */
+	const uint8_t *salt;		/* at most 32 bytes */
+	uint32_t salt_size;
+	const uint8_t *sig;		/* a built-in signature, stored unchecked */
+	uint32_t sig_size;
+	unsigned int priv;		/* F2FS_PRIV_* (the tree's blocks are charged) */
+};
+/*
+ * Build the Merkle tree of a regular file and make it a verity file
+ * (fsverity_ioctl_enable with f2fs's operations); the caller has checked
+ * write permission.  -EEXIST if it is one already, -EINVAL for bad
+ * parameters, -EMSGSIZE for a salt or signature too long, -EPERM for an
+ * append-only or immutable file.  Handles open for writing before it
+ * write no more (-EPERM), as none can be opened after.
+ */
+int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a);
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

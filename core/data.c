@@ -261,12 +261,45 @@ int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, ui
 	return 0;
 }
 
+/*
+ * An atomic write's view of a file block (the kernel reads it from the page
+ * cache, which holds what was written): the COW inode's block, else the
+ * file's own below atomic_keep, else a hole.  Same contract as
+ * f2fs_map_blocks.
+ */
+static int map_atomic(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+		      uint32_t maxlen, uint32_t *pblk, uint32_t *len)
+{
+	int err = f2fs_map_blocks(sb, inode->cow, lblk, maxlen, pblk, len);
+
+	if (err || !is_hole(*pblk) || lblk >= inode->atomic_keep)
+		return err;
+	maxlen = (uint32_t)F2FS_MIN((uint64_t)*len, inode->atomic_keep - lblk);
+	return f2fs_map_blocks(sb, inode, lblk, maxlen, pblk, len);
+}
+
+static ssize_t file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
+			 uint64_t off);
+
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off)
 {
+	struct f2fs_inode *cow = inode->cow;
+	ssize_t r;
+
+	if (!cow)
+		return file_read(sb, inode, buf, len, off);
+	/* cleaning moves the COW inode's blocks under its own lock */
+	pthread_rwlock_rdlock(&cow->lock);
+	r = file_read(sb, inode, buf, len, off);
+	pthread_rwlock_unlock(&cow->lock);
+	return r;
+}
+
+static ssize_t file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
+			 uint64_t off)
+{
 	const struct fscrypt_inode_info *ci = NULL;
-	uint8_t *dst = buf;
-	size_t done = 0;
 
 	/* as fscrypt_file_open: no key, no contents, not even "empty" */
 	if (f2fs_is_encrypted(inode)) {
@@ -278,11 +311,24 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 	if (off >= inode->size || !len)
 		return 0;
 	len = (size_t)F2FS_MIN((uint64_t)len, inode->size - off);
+	/* before the inline and compressed paths, which it refuses */
+	if (f2fs_is_verity(inode))
+		return f2fs_verity_read(sb, inode, ci, buf, len, off);
 	if (inode->inline_flags & F2FS_INLINE_DATA)
 		return f2fs_read_inline_data(inode, buf, len, off);
 	if (f2fs_is_compressed(inode))
 		return f2fs_read_compressed(sb, inode, ci, buf, len, off);
+	return f2fs_read_range(sb, inode, ci, buf, len, off);
+}
 
+ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *dst = buf;
+	size_t done = 0;
+
+	if (off + len < off || off + len > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
 	while (done < len) {
 		uint64_t pos = off + done;
 		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);
@@ -292,9 +338,11 @@ ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, 
 		size_t bytes;
 		int err;
 
-		err = f2fs_map_blocks(sb, inode, lblk,
-				      (uint32_t)F2FS_MIN(want_blocks, (uint64_t)MAX_READ_RUN),
-				      &pblk, &n);
+		want_blocks = F2FS_MIN(want_blocks, (uint64_t)MAX_READ_RUN);
+		if (inode->cow)
+			err = map_atomic(sb, inode, lblk, (uint32_t)want_blocks, &pblk, &n);
+		else
+			err = f2fs_map_blocks(sb, inode, lblk, (uint32_t)want_blocks, &pblk, &n);
 		if (err)
 			return err;	/* never a short read: FUSE takes it for EOF */
 		bytes = (size_t)F2FS_MIN((uint64_t)n * F2FS_BLKSIZE - skip, (uint64_t)(len - done));
@@ -349,17 +397,13 @@ int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
 }
 
 /* The current contents of file block lblk (zeros for a hole), to be merged with a partial write. */
-int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
-			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+static int read_block_at(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci,
+			 uint32_t lblk, uint32_t pblk, uint8_t *buf)
 {
-	uint32_t pblk, n;
-	int err = f2fs_map_blocks(sb, inode, lblk, 1, &pblk, &n);
 	struct iovec iov = { buf, F2FS_BLKSIZE };
 	struct f2fs_crypt_ctx cc;
 	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
 
-	if (err)
-		return err;
 	if (pblk == COMPRESS_ADDR)
 		return -EOPNOTSUPP;
 	if (is_hole(pblk)) {
@@ -372,6 +416,15 @@ int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		bio.crypt = &cc;
 	}
 	return f2fs_submit_bio(sb->dev, &bio);
+}
+
+int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+{
+	uint32_t pblk, n;
+	int err = f2fs_map_blocks(sb, inode, lblk, 1, &pblk, &n);
+
+	return err ? err : read_block_at(sb, ci, lblk, pblk, buf);
 }
 
 /* Charge n new blocks (inc_valid_block_count: the quota first, then the space). */
@@ -399,6 +452,27 @@ static void uncharge_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32
 }
 
 /*
+ * What a partial write of block lblk merges into: the block as it is now,
+ * for an atomic write the COW inode's copy, else the file's own while the
+ * block is one the commit keeps (atomic_keep).
+ */
+static int merge_source(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_inode *tree,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+{
+	uint32_t pblk, n;
+	int err;
+
+	if (tree == inode)
+		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
+	err = f2fs_map_blocks(sb, tree, lblk, 1, &pblk, &n);
+	if (err)
+		return err;
+	if (is_hole(pblk) && lblk < inode->atomic_keep)
+		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
+	return read_block_at(sb, ci, lblk, pblk, buf);
+}
+
+/*
  * Write [off, off+len) out of place: partial first and last blocks are
  * merged with their old contents first, then each direct node's share
  * takes its new blocks from the data log, as one run when the write is
@@ -411,7 +485,13 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			bool held)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
-	bool pinned = S_ISREG(inode->mode) && (inode->inline_flags & F2FS_PIN_FILE);
+	/*
+	 * An atomic write's blocks go to its COW inode at the same index, as
+	 * the kernel's prepare_atomic_write_begin: the file's own stay as they
+	 * are until the commit.  The data is the file's (its key and DUNs).
+	 */
+	struct f2fs_inode *tree = S_ISREG(inode->mode) && inode->cow ? inode->cow : inode;
+	bool pinned = S_ISREG(tree->mode) && (tree->inline_flags & F2FS_PIN_FILE);
 	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 	uint8_t *bounce = f2fs_alloc_blocks(2);	/* only the first and last block can be partial */
 	struct f2fs_plug *plug = malloc(sizeof(*plug));
@@ -453,7 +533,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 
 		if (!(e ? tail_part && (last != first || !head_part) : head_part))
 			continue;
-		err = f2fs_read_for_merge(sb, inode, ci, (uint32_t)b, buf);
+		err = merge_source(sb, inode, tree, ci, (uint32_t)b, buf);
 		if (err)
 			goto out;
 		memcpy(buf + (o0 - b * F2FS_BLKSIZE), src + (o0 - off), (size_t)(o1 - o0));
@@ -470,7 +550,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			err = -EFBIG;
 			break;
 		}
-		err = f2fs_get_dnode_of_data(sb, inode, lblk, ALLOC_NODE, dn);
+		err = f2fs_get_dnode_of_data(sb, tree, lblk, ALLOC_NODE, dn);
 		if (err)
 			break;
 		for (uint32_t i = dn->ofs_in_node; !err && i < dn->naddrs && pos < end;) {
@@ -502,25 +582,25 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 					}
 					charged += a == NULL_ADDR;
 				}
-				err = charge_blocks(sb, inode, charged);
+				err = charge_blocks(sb, tree, charged);
 				if (err && want > 1) {
 					/* short of space: block by block, up to the last one that fits */
 					want = 1;
 					charged = old0 == NULL_ADDR;
-					err = charge_blocks(sb, inode, charged);
+					err = charge_blocks(sb, tree, charged);
 				}
 				if (err)
 					break;
 				err = f2fs_allocate_run(sb, type, dn->nid, dn->version, (uint16_t)i,
 							want, &addr, &got);
 				if (err) {
-					uncharge_blocks(sb, inode, charged);
+					uncharge_blocks(sb, tree, charged);
 					break;
 				}
 				/* the run ended early: the rest is charged again next time */
 				for (uint32_t j = got; j < want; j++)
 					if (get_le32(dn->addrs + 4 * (i + j)) == NULL_ADDR)
-						uncharge_blocks(sb, inode, 1);
+						uncharge_blocks(sb, tree, 1);
 			}
 			for (uint32_t j = 0; j < got; j++, i++) {
 				uint32_t old = get_le32(dn->addrs + 4 * i), a = inplace ? old : addr + j;
@@ -538,7 +618,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 					/* a request before failed: give back what was not used */
 					f2fs_invalidate_block(sb, a);
 					if (old == NULL_ADDR)
-						uncharge_blocks(sb, inode, 1);
+						uncharge_blocks(sb, tree, 1);
 					continue;
 				}
 				if (ci) {
@@ -550,7 +630,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				if (a == old) {
 					/* in place: nothing to account */
 				} else if (old == NULL_ADDR) {
-					inode->blocks++;
+					tree->blocks++;
 				} else if (old != NEW_ADDR) {
 					f2fs_invalidate_block(sb, old);
 				}
@@ -574,8 +654,16 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 		err = ferr;
 	if (take && ser == F2FS_SER_FULL)
 		pthread_mutex_unlock(&sb->writepages);
-	f2fs_drop_extent_cache(inode, off / F2FS_BLKSIZE,
+	f2fs_drop_extent_cache(tree, off / F2FS_BLKSIZE,
 			       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
+	if (tree != inode) {
+		/* the COW inode's nodes and i_blocks changed: its block goes out with them */
+		if (pos > tree->size)
+			tree->size = pos;
+		ferr = f2fs_mark_inode_dirty(sb, tree);
+		if (!err)
+			err = ferr;
+	}
 out:
 	if (written)
 		*written = (size_t)(pos - off);
@@ -749,6 +837,185 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 done:
 	inode->size = size;
 	return f2fs_mark_inode_dirty(sb, inode);
+}
+
+/*
+ * A truncate inside an atomic write changes nothing on disk until the
+ * commit: the size is the inode's in memory, a cut last block gets its
+ * zeroed copy in the COW inode, the COW inode's blocks past the end go,
+ * and the file's own from there on stop showing (atomic_keep), so that
+ * the commit frees them.  The kernel truncates the file itself, outside
+ * the write; here the truncate is part of it.
+ */
+int f2fs_atomic_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
+{
+	static const uint8_t zeros[F2FS_BLKSIZE];
+	struct f2fs_inode *cow = inode->cow;
+	uint64_t from = (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+	int err = 0;
+
+	if (size > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
+	if (size < inode->size) {
+		if (size % F2FS_BLKSIZE) {
+			uint32_t pblk, n;
+
+			err = map_atomic(sb, inode, (uint32_t)(size / F2FS_BLKSIZE), 1, &pblk, &n);
+			if (!err && !is_hole(pblk))
+				err = f2fs_write_blocks(sb, inode, zeros,
+							F2FS_BLKSIZE - size % F2FS_BLKSIZE, size, NULL);
+			if (err)
+				return err;
+		}
+		err = f2fs_truncate_inode_blocks(sb, cow, from);
+		cow->size = F2FS_MIN(cow->size, size);
+		{
+			int derr = f2fs_mark_inode_dirty(sb, cow);
+
+			if (!err)
+				err = derr;
+		}
+		if (err)
+			return err;
+		if (inode->atomic_keep > from)
+			inode->atomic_keep = from;
+	}
+	inode->size = size;
+	return f2fs_mark_inode_dirty(sb, inode);
+}
+
+/*
+ * The commit of an atomic write (the kernel's __f2fs_commit_atomic_write):
+ * every block of the COW inode takes the place of the file's block at its
+ * index, whose old block is freed; from atomic_keep on, the file's blocks
+ * that no COW block replaced are freed too (ATOMIC_REPLACE, truncates).
+ * The file's direct nodes are made first, so that running out of space
+ * changes nothing.  The blocks stay where they are; their summaries name
+ * their new owner.  Quota: both inodes are charged to the same ids, so a
+ * moved block is no change; a freed one is.
+ */
+int f2fs_atomic_move_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	struct f2fs_inode *cow = inode->cow;
+	size_t dnsz = (sizeof(struct dnode_of_data) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+	struct dnode_of_data *cdn = f2fs_alloc_blocks(dnsz), *odn = f2fs_alloc_blocks(dnsz);
+	uint64_t end = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE, ostart = 0, oend = 0;
+	uint32_t ids[F2FS_MAX_QUOTAS] = { inode->uid, inode->gid, inode->projid };
+	int err = 0;
+
+	if (!cdn || !odn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
+	/* a chown or project change during the write moved the file's charges only */
+	err = f2fs_dquot_transfer(sb, cow, ids, true);
+	if (err)
+		goto out;
+	cow->uid = inode->uid;
+	cow->gid = inode->gid;
+	cow->projid = inode->projid;
+	/* 1: the file's direct nodes for every COW block */
+	for (uint64_t b = 0; b < end && !err;) {
+		uint32_t pblk, n;
+
+		err = f2fs_map_blocks(sb, cow, (uint32_t)b, (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX),
+				      &pblk, &n);
+		if (err)
+			break;
+		if (!is_hole(pblk)) {
+			err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)b, ALLOC_NODE, odn);
+			if (err)
+				break;
+			n = F2FS_MIN(n, odn->naddrs - odn->ofs_in_node);
+			err = f2fs_put_dnode(sb, odn);
+		}
+		b += n ? n : 1;
+	}
+	/* 2: past atomic_keep, the file's blocks without a COW block go */
+	for (uint64_t b = inode->atomic_keep; b < end && !err;) {
+		uint32_t pblk, n;
+
+		err = f2fs_map_blocks(sb, cow, (uint32_t)b, (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX),
+				      &pblk, &n);
+		if (!err && is_hole(pblk))
+			err = f2fs_truncate_hole(sb, inode, b, b + n);
+		b += n ? n : 1;
+	}
+	if (!err && inode->atomic_keep != UINT64_MAX)
+		err = f2fs_truncate_inode_blocks(sb, inode, F2FS_MAX(inode->atomic_keep, end));
+	/* 3: the pointers move */
+	end = F2FS_MIN(end, f2fs_max_file_blocks(cow));
+	for (uint64_t b = 0; b < end && !err;) {
+		bool changed = false;
+
+		err = f2fs_get_dnode_of_data(sb, cow, (uint32_t)b, LOOKUP_NODE, cdn);
+		if (err == -ENOENT) {
+			b += cdn->hole_blocks ? cdn->hole_blocks : 1;
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		for (uint32_t i = cdn->ofs_in_node; i < cdn->naddrs && b < end && !err; i++, b++) {
+			uint32_t a = get_le32(cdn->addrs + 4 * i), old, slot;
+
+			if (is_hole(a))
+				continue;
+			if (!f2fs_valid_main_blkaddr(sb, a)) {
+				err = f2fs_corrupted(sb, "inode %u: COW block %llu maps to 0x%x",
+						     inode->ino, (unsigned long long)b, a);
+				break;
+			}
+			if (b < ostart || b >= oend) {
+				if (oend)
+					err = f2fs_put_dnode(sb, odn);
+				if (!err)
+					err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)b, ALLOC_NODE,
+								     odn);
+				if (err) {
+					oend = 0;
+					break;
+				}
+				ostart = b - odn->ofs_in_node;
+				oend = ostart + odn->naddrs;
+			}
+			slot = (uint32_t)(b - ostart);
+			old = get_le32(odn->addrs + 4 * slot);
+			err = f2fs_set_block_owner(sb, a, odn->nid, odn->version, (uint16_t)slot);
+			if (err)
+				break;
+			put_le32(odn->addrs + 4 * slot, a);
+			if (old == NULL_ADDR) {
+				inode->blocks++;
+			} else {
+				f2fs_invalidate_block(sb, old);
+				f2fs_add_valid_blocks(sb, -1);
+				f2fs_dquot_free_block(sb, inode, 1);
+			}
+			put_le32(cdn->addrs + 4 * i, NULL_ADDR);
+			cow->blocks--;
+			changed = true;
+		}
+		if (changed) {
+			int perr = f2fs_put_dnode(sb, cdn);
+
+			if (!err)
+				err = perr;
+		}
+	}
+	if (oend) {
+		int perr = f2fs_put_dnode(sb, odn);
+
+		if (!err)
+			err = perr;
+	}
+	f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
+	f2fs_drop_extent_cache(cow, 0, UINT32_MAX);
+out:
+	free(cdn);
+	free(odn);
+	return err;
 }
 
 /* truncate_hole: free the data blocks (not the nodes) of [start, end). */

@@ -227,6 +227,22 @@ void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *n
 	}
 }
 
+/* Up to max inode numbers the index names, "." and ".." left out. */
+uint32_t f2fs_dcache_inos(const struct f2fs_dcache *dc, uint32_t *out, uint32_t max)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i <= dc->mask && n < max; i++) {
+		const struct dcache_slot *s = &dc->slot[i];
+		const uint8_t *nm = dc->names + s->name_off;
+
+		if (!s->len || (nm[0] == '.' && (s->len == 1 || (s->len == 2 && nm[1] == '.'))))
+			continue;
+		out[n++] = s->ino;
+	}
+	return n;
+}
+
 /* Charge a finished index to the budget; false (and nothing charged) if it does not fit. */
 bool f2fs_dcache_charge(struct f2fs_dcache *dc)
 {

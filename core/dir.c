@@ -101,6 +101,22 @@ static int dentry_target_bad(struct f2fs_sb *sb, const struct f2fs_inode *dir, u
 }
 
 /*
+ * The first set bit at or after bit in a little-endian bitmap, or max:
+ * a byte at a time, since the free slots of a dentry area are runs.
+ */
+static uint32_t next_set_bit_le(const uint8_t *map, uint32_t bit, uint32_t max)
+{
+	while (bit < max) {
+		unsigned int b = map[bit >> 3] >> (bit & 7);
+
+		if (b)
+			return F2FS_MIN(bit + (uint32_t)__builtin_ctz(b), max);
+		bit = (bit | 7) + 1;
+	}
+	return max;
+}
+
+/*
  * Find the next used dentry at or after *pos in area d and validate it.
  * Returns 1 with *de filled and *pos moved past its name slots, 0 at the
  * end of the area, or -EUCLEAN.
@@ -111,14 +127,10 @@ static int next_dentry(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 {
 	uint32_t bit = *pos;
 
-	while (bit < d->max) {
+	while ((bit = next_set_bit_le(d->bitmap, bit, d->max)) < d->max) {
 		const uint8_t *raw;
 		uint32_t slots;
 
-		if (!f2fs_test_bit_le(bit, d->bitmap)) {
-			bit++;
-			continue;
-		}
 		raw = d->dentry + (size_t)bit * SIZE_OF_DIR_ENTRY;
 		de->name_len = get_le16(raw + DE_NAME_LEN);
 		if (de->name_len == 0) {
@@ -610,6 +622,32 @@ static void drop_index(struct f2fs_inode *dir)
 	f2fs_dcache_free(atomic_exchange(&dir->dcache, NULL));
 	atomic_store(&dir->dcache_lookups, 0);
 	atomic_store(&dir->dcache_off, false);
+	atomic_store(&dir->dcache_ra, false);
+}
+
+/* Inodes read ahead at once when a lookup in an indexed directory misses. */
+#define DIR_RA_INODES 2048
+
+/*
+ * A lookup in dir found an inode that is not in memory: stat after a
+ * listing (find | xargs stat, ls -l) is about to ask for its siblings too,
+ * one LOOKUP and one synchronous inode read each.  Read the inode blocks
+ * of the entries the index names ahead in one batch (sorted, neighbours
+ * merged), once per index.
+ */
+void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir)
+{
+	struct f2fs_dcache *dc = atomic_load(&dir->dcache);
+	uint32_t *inos, n;
+
+	if (!dc || atomic_exchange(&dir->dcache_ra, true))
+		return;
+	inos = malloc(DIR_RA_INODES * sizeof(*inos));
+	if (!inos)
+		return;
+	n = f2fs_dcache_inos(dc, inos, DIR_RA_INODES);
+	f2fs_ra_inode_blocks(sb, inos, n);
+	free(inos);
 }
 
 /*

@@ -13,12 +13,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 #include "api.h"
 #include "format.h"
+#include "fsverity.h"
 
 #ifndef EUCLEAN
 #define EUCLEAN 117	/* "Structure needs cleaning", as the kernel's EFSCORRUPTED */
@@ -283,6 +285,7 @@ bool f2fs_dcache_find(const struct f2fs_dcache *dc, uint32_t hash, const uint8_t
 int f2fs_dcache_remove(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len);
 void f2fs_dcache_repoint(struct f2fs_dcache *dc, uint32_t hash, const uint8_t *name, size_t len,
 			 uint32_t ino, uint8_t file_type);
+uint32_t f2fs_dcache_inos(const struct f2fs_dcache *dc, uint32_t *out, uint32_t max);
 bool f2fs_dcache_charge(struct f2fs_dcache *dc);
 size_t f2fs_dcache_bytes(const struct f2fs_dcache *dc);
 
@@ -335,6 +338,24 @@ struct f2fs_inode {
 	struct f2fs_dcache *_Atomic dcache;
 	_Atomic uint32_t dcache_lookups;
 	_Atomic bool dcache_off;
+	_Atomic bool dcache_ra;		/* its entries' inodes were read ahead */
+
+	/* fs-verity (verity.c): set once at the first read or open, then fixed */
+	struct f2fs_verity_info *_Atomic verity;
+
+	/*
+	 * An atomic write (F2FS_IOC_START_ATOMIC_WRITE, ioctl.c): new blocks go
+	 * to the COW inode at the same file index, reads look there first, and
+	 * the inode block keeps original_size until the commit moves the COW
+	 * inode's blocks in.  Below atomic_keep the file's own blocks show where
+	 * the COW inode has none; from there on only the COW inode's do
+	 * (ATOMIC_REPLACE: 0; a truncate lowers it).  Under the inode's lock.
+	 */
+	struct f2fs_inode *cow;		/* referenced; NULL: no atomic write */
+	uint64_t original_size;
+	uint64_t atomic_keep;
+	uint32_t write_count;		/* open handles that may write (under lock) */
+	bool cow_file;			/* this is an atomic write's COW inode */
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -357,6 +378,8 @@ int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* One more reference to an inode the caller holds. */
 void f2fs_ihold(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Is ino in the inode cache (a hint: it may go at once)? */
+bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
 /* Every cached inode forgets its read extent runs (f2fs_drop_caches). */
 void f2fs_icache_drop_extents(struct f2fs_sb *sb);
@@ -486,6 +509,7 @@ uint32_t f2fs_dentry_hash(const uint8_t *name, size_t len);
  */
 int f2fs_utf8_casefold(const uint8_t *s, size_t len, uint8_t *out, size_t outlen);
 int f2fs_utf8_match_folded(const uint8_t *cf, size_t cflen, const uint8_t *s, size_t len);
+void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir);
 int f2fs_dir_lookup(struct f2fs_sb *sb, struct f2fs_inode *dir, const char *name, size_t len,
 		    uint32_t *ino, unsigned int *file_type);
 int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
@@ -547,6 +571,8 @@ struct f2fs_node_info {
 int f2fs_get_node_info(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
 /* Read ahead, in one batch (depth requests in flight), the NAT blocks of nids[0..n). */
 void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth);
+/* node.c: read the inode blocks of inos ahead, in batches (a listing's entries) */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n);
 /* Node read-ahead as configured: 0 (off) or blocks per batch, and requests in flight. */
 uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb);
 unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb);
@@ -603,7 +629,10 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 		  uint8_t *blk);
 int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark);
+/* fsync: ino's dirty dnodes to the warm node log, then a device flush; concurrent
+ * callers commit as one group.  Caller holds ino's write lock and cp_rwsem shared.
+ * atomic: an atomic write's commit (its marked block goes after a flush). */
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic);
 bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid);
 int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
 void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
@@ -680,6 +709,10 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 			 uint8_t *buf);
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off);
+/* The mapped blocks of a plain (not inline, not compressed) file, past
+ * i_size too (the verity metadata); holes read as zeros. */
+ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off);
 /* Read bytes from skip bytes into the physically contiguous blocks from pblk,
  * which hold file blocks lblk on (decrypted when ci is set). */
 int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, uint32_t pblk,
@@ -727,6 +760,11 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			   size_t len);
 int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+/* Atomic writes: a truncate inside the write (size and blocks in the COW inode,
+ * the file's own blocks untouched), and the commit's move of the COW inode's
+ * blocks into the file (caller holds the inode's write lock and cp_rwsem). */
+int f2fs_atomic_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+int f2fs_atomic_move_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 /* fallocate on a pinned file: real, zeroed blocks for the holes of [start, end), in whole
@@ -855,6 +893,10 @@ int f2fs_allocate_run(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t versio
 		      uint16_t ofs_in_node, uint32_t want, uint32_t *blkaddr, uint32_t *got);
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
 		       uint16_t ofs);
+/* The live data block at blkaddr now belongs to slot ofs of dnode nid (a commit
+ * moving an atomic write's block): its summary entry says so. */
+int f2fs_set_block_owner(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
+			 uint16_t ofs);
 int f2fs_allocate_new_segments(struct f2fs_sb *sb);
 /* Move log type to the first segment of a wholly free section (-ENOSPC if none). */
 int f2fs_new_section(struct f2fs_sb *sb, int type);
@@ -899,6 +941,18 @@ static inline bool f2fs_test_bit_le(uint32_t nr, const uint8_t *map)
 {
 	return map[nr >> 3] & (1u << (nr & 7));
 }
+
+/* ======================= atomic writes (ioctl.c) ======================= */
+
+/* file.c: fsync must commit a checkpoint for inode (the kernel's need_do_checkpoint):
+ * the roll-forward cannot express its state.  Caller holds the inode's lock. */
+bool f2fs_need_do_checkpoint(struct f2fs_sb *sb, const struct f2fs_inode *inode);
+
+/* Drop an atomic write: the COW inode goes, the size is the file's again.
+ * Caller holds the inode's write lock and cp_rwsem shared. */
+int f2fs_drop_atomic_write(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Unmount: every atomic write still open is dropped. */
+void f2fs_drop_all_atomic_writes(struct f2fs_sb *sb);
 
 /* ======================= cleaning (gc.c) ======================= */
 
@@ -1065,6 +1119,7 @@ struct f2fs_sb {
 			gc_node_blocks, ssr_segments;
 		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
 			node_ra_requests, node_ra_rejected, precache_nodes;
+		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
@@ -1244,5 +1299,59 @@ static inline uint32_t f2fs_chksum(const void *buf, size_t len)
 {
 	return f2fs_crc32(F2FS_SUPER_MAGIC, buf, len);
 }
+
+/* ======================= fs-verity (verity.c) ======================= */
+
+#define F2FS_VERITY_MAX_LEVELS	8	/* FS_VERITY_MAX_LEVELS */
+#define F2FS_VERITY_CACHE	16	/* verified Merkle tree blocks kept per file */
+
+/*
+ * A verity file's Merkle tree parameters (the kernel's merkle_tree_params
+ * and fsverity_info) and the tree blocks verified so far.
+ */
+struct f2fs_verity_info {
+	unsigned int alg, digest_size;
+	unsigned int log_blocksize, block_size, log_arity;
+	unsigned int num_levels;
+	uint64_t level_start[F2FS_VERITY_MAX_LEVELS];	/* tree block of each level */
+	uint64_t tree_pos;			/* byte offset: round_up(i_size, 64K) */
+	uint64_t tree_blocks;
+	uint8_t root_hash[FS_VERITY_MAX_DIGEST_SIZE];
+	uint8_t file_digest[FS_VERITY_MAX_DIGEST_SIZE];	/* what FS_IOC_MEASURE_VERITY gives */
+	struct fsverity_hash *hash;		/* salted */
+	pthread_mutex_t lock;			/* the cache */
+	uint64_t cache_idx[F2FS_VERITY_CACHE];	/* tree block held in each slot, or ~0 */
+	uint64_t cache_used[F2FS_VERITY_CACHE];	/* last use, for replacement */
+	uint64_t clock;
+	uint8_t *cache;				/* F2FS_VERITY_CACHE blocks, or NULL */
+};
+
+static inline bool f2fs_is_verity(const struct f2fs_inode *inode)
+{
+	return inode->advise & FADVISE_VERITY_BIT;
+}
+
+/* Freed with the inode (inode.c); inline so that inode.c calls nothing above it. */
+static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
+{
+	if (!vi)
+		return;
+	fsverity_hash_free(vi->hash);
+	pthread_mutex_destroy(&vi->lock);
+	free(vi->cache);
+	free(vi);
+}
+
+/* The inode's verity info, read from its descriptor the first time (read lock
+ * held): -EINVAL for a descriptor the kernel would refuse too. */
+int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			 struct f2fs_verity_info **out);
+/* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
+int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			     const struct f2fs_verity_enable *a);
+/* f2fs_file_read of a verity file: len clamped to i_size; every block is
+ * checked against the tree, -EIO (and a message) where one does not match. */
+ssize_t f2fs_verity_read(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			 const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off);
 
 #endif /* F2FS_INTERNAL_H */

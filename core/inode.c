@@ -203,6 +203,7 @@ static void free_inode(struct f2fs_inode *inode)
 {
 	f2fs_put_crypt_info(inode);
 	f2fs_compress_drop_cache(inode);
+	f2fs_verity_info_free(inode->verity);
 	f2fs_extent_tree_destroy(&inode->et);
 	f2fs_dcache_free(inode->dcache);
 	pthread_rwlock_destroy(&inode->lock);
@@ -243,6 +244,16 @@ static struct f2fs_inode *icache_find(struct f2fs_sb *sb, uint32_t ino)
 	while (i && i->ino != ino)
 		i = i->hnext;
 	return i;
+}
+
+bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino)
+{
+	bool has;
+
+	pthread_mutex_lock(&sb->icache_lock);
+	has = icache_find(sb, ino) != NULL;
+	pthread_mutex_unlock(&sb->icache_lock);
+	return has;
 }
 
 static int iget(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_inode **out)
@@ -472,7 +483,9 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	put_le32(n + I_UID, inode->uid);
 	put_le32(n + I_GID, inode->gid);
 	put_le32(n + I_LINKS, inode->links);
-	put_le64(n + I_SIZE, inode->size);
+	/* an atomic write's size reaches the disk only with its commit (as the
+	 * kernel's f2fs_update_inode leaves i_size while FI_ATOMIC_FILE) */
+	put_le64(n + I_SIZE, inode->cow ? inode->original_size : inode->size);
 	put_le64(n + I_BLOCKS, inode->blocks);
 	put_le32(n + I_GENERATION, inode->generation);
 	if ((inode->mode & S_IFMT) == S_IFDIR)

@@ -6,13 +6,20 @@
  * the tree from a block on); and, on a writable mount, the table of dirty
  * nodes that the next checkpoint or fsync writes out of place.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "f2fs.h"
 
 #define DIRTY_NODE_BUCKETS 4096
+/* the longest a group's leader waits for more fsyncs to join (jbd2's max_batch_time) */
+#ifndef F2FS_FSYNC_BATCH_MAX_NS
+#define F2FS_FSYNC_BATCH_MAX_NS 5000000u
+#endif
+#define FSYNC_RECENT 32
 
 struct f2fs_dirty_node {
 	uint32_t nid;
@@ -20,10 +27,23 @@ struct f2fs_dirty_node {
 	uint8_t *data;
 };
 
+struct f2fs_fsync_req;
+
 struct f2fs_node_table {
 	pthread_mutex_t lock;
 	struct f2fs_dirty_node *hash[DIRTY_NODE_BUCKETS];
 	uint32_t nr_dirty;
+	/* fsync group commit: the queue of fsyncs waiting for the next group */
+	pthread_mutex_t fsync_lock;
+	pthread_cond_t fsync_cond;	/* a group is done */
+	pthread_cond_t fsync_arrive;	/* a request queued while a leader gathers */
+	struct f2fs_fsync_req *fsync_queue, **fsync_tail;
+	uint32_t fsync_queued;
+	bool fsync_busy;		/* a leader is gathering or writing a group */
+	uint32_t fsync_hint;		/* fsyncs overlapping lately: are they concurrent? */
+	uint64_t fsync_avg_ns;		/* average time of a group's write and flush */
+	uint32_t fsync_recent[FSYNC_RECENT];	/* inodes of the last requests */
+	uint32_t fsync_recent_pos;
 };
 
 static struct f2fs_dirty_node **dirty_slot(struct f2fs_node_table *t, uint32_t nid)
@@ -120,12 +140,7 @@ static bool is_dirty_node(struct f2fs_sb *sb, uint32_t nid)
 }
 
 struct ra_node {
-	uint32_t addr, nid, ofs;
-};
-
-struct ra_node_ctx {
-	const struct ra_node *v;
-	uint32_t ino;
+	uint32_t addr, nid, ofs, ino;
 };
 
 static int cmp_ra_node(const void *a, const void *b)
@@ -138,11 +153,29 @@ static int cmp_ra_node(const void *a, const void *b)
 /* A block read ahead is kept only if its footer names the node the parent points to. */
 static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 {
-	const struct ra_node_ctx *ctx = arg;
-	const struct ra_node *r = &ctx->v[i];
+	const struct ra_node *r = (const struct ra_node *)arg + i;
 
-	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == ctx->ino &&
+	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == r->ino &&
 	       f2fs_node_ofs(blk) == r->ofs;
+}
+
+/* Sort v[0..m) by address and read them ahead into the block cache. */
+static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
+{
+	struct f2fs_ra_result res = { 0 };
+	uint32_t *addrs = malloc((m ? m : 1) * sizeof(*addrs));
+
+	if (!addrs)
+		return;
+	qsort(v, m, sizeof(*v), cmp_ra_node);
+	for (uint32_t i = 0; i < m; i++)
+		addrs[i] = v[i].addr;
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
+			     v, &res);
+	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
+	f2fs_stat_add(sb, node_ra_requests, res.requests);
+	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
+	free(addrs);
 }
 
 /*
@@ -156,38 +189,54 @@ static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
 		     uint32_t n)
 {
-	struct f2fs_ra_result res = { 0 };
 	struct f2fs_node_info ni;
 	struct ra_node *v;
-	struct ra_node_ctx ctx;
-	uint32_t *addrs, m = 0;
+	uint32_t m = 0;
 
 	if (!n || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
 	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
 		return;	/* in memory already, or for the reader to report */
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
 	v = malloc(n * sizeof(*v));
-	addrs = malloc(n * sizeof(*addrs));
-	if (!v || !addrs)
-		goto out;
+	if (!v)
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		if (is_dirty_node(sb, nids[i]) || f2fs_get_node_info(sb, nids[i], &ni) ||
 		    ni.ino != ino || !f2fs_valid_main_blkaddr(sb, ni.blkaddr))
 			continue;
-		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i] };
+		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i], ino };
 	}
-	qsort(v, m, sizeof(*v), cmp_ra_node);
-	for (uint32_t i = 0; i < m; i++)
-		addrs[i] = v[i].addr;
-	ctx = (struct ra_node_ctx){ v, ino };
-	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
-			     &ctx, &res);
-	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
-	f2fs_stat_add(sb, node_ra_requests, res.requests);
-	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
-out:
+	ra_sorted(sb, v, m);
 	free(v);
-	free(addrs);
+}
+
+/*
+ * The inode blocks of inos[0..n) (a directory listing's entries), the ones
+ * not in memory: a directory filled in one go has its inodes side by side
+ * in the node log, so a listing's worth comes in a few requests instead of
+ * one synchronous read per entry.
+ */
+void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n)
+{
+	struct f2fs_node_info ni;
+	struct ra_node *v;
+	uint32_t m = 0;
+
+	if (!n || !f2fs_node_ra_blocks(sb))
+		return;
+	f2fs_ra_nat_blocks(sb, inos, n, f2fs_node_ra_depth(sb));
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (is_dirty_node(sb, inos[i]) || f2fs_get_node_info(sb, inos[i], &ni) ||
+		    ni.ino != inos[i] || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
+		    f2fs_cache_contains(sb->cache, ni.blkaddr))
+			continue;
+		v[m++] = (struct ra_node){ ni.blkaddr, inos[i], 0, inos[i] };
+	}
+	ra_sorted(sb, v, m);
+	free(v);
 }
 
 /*
@@ -476,6 +525,29 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 	put_le32(addrs + 4 * i, NULL_ADDR);
 }
 
+/*
+ * The first slot in [i, n) of an address array that is not NULL_ADDR, or
+ * n.  Truncating a small file walks the inode's ~900 slots, nearly all of
+ * them empty: eight bytes at a time, that is no longer most of an unlink.
+ */
+static uint32_t next_used_slot(const uint8_t *addrs, uint32_t i, uint32_t n)
+{
+	for (; i < n && (i & 1); i++)
+		if (get_le32(addrs + 4 * i) != NULL_ADDR)
+			return i;
+	for (; i + 2 <= n; i += 2) {
+		uint64_t two;
+
+		memcpy(&two, addrs + 4 * i, sizeof(two));
+		if (two)
+			break;
+	}
+	for (; i < n; i++)
+		if (get_le32(addrs + 4 * i) != NULL_ADDR)
+			return i;
+	return n;
+}
+
 void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count)
 {
 	for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && count; i++, count--)
@@ -504,11 +576,9 @@ static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 		uint32_t apb = f2fs_addrs_per_block(inode);
 		uint32_t start = from > first ? (uint32_t)(from - first) : 0;
 
-		for (uint32_t i = start; i < apb; i++) {
-			if (get_le32(blk + 4 * i) != NULL_ADDR) {
-				free_slot(sb, inode, blk, i, apb);
-				changed = true;
-			}
+		for (uint32_t i = start; (i = next_used_slot(blk, i, apb)) < apb; i++) {
+			free_slot(sb, inode, blk, i, apb);
+			changed = true;
 		}
 	} else {
 		uint64_t span = subtree_span(inode, height);
@@ -556,8 +626,9 @@ int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uin
 	uint8_t *addrs = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
 	int err = 0;
 
-	for (uint64_t i = from; i < inode->addrs_per_inode; i++)
-		free_slot(sb, inode, addrs, (uint32_t)i, inode->addrs_per_inode);
+	for (uint32_t i = from < inode->addrs_per_inode ? (uint32_t)from : inode->addrs_per_inode;
+	     (i = next_used_slot(addrs, i, inode->addrs_per_inode)) < inode->addrs_per_inode; i++)
+		free_slot(sb, inode, addrs, i, inode->addrs_per_inode);
 	for (int k = 0; k < 5; k++) {
 		uint32_t nid = f2fs_i_nid(inode, k);
 		uint64_t span = subtree_span(inode, heights[k] + 1);
@@ -585,6 +656,10 @@ int f2fs_build_node_table(struct f2fs_sb *sb)
 	if (!t)
 		return -ENOMEM;
 	pthread_mutex_init(&t->lock, NULL);
+	pthread_mutex_init(&t->fsync_lock, NULL);
+	pthread_cond_init(&t->fsync_cond, NULL);
+	pthread_cond_init(&t->fsync_arrive, NULL);
+	t->fsync_tail = &t->fsync_queue;
 	sb->dirty_nodes = t;
 	return 0;
 }
@@ -609,6 +684,9 @@ void f2fs_destroy_node_table(struct f2fs_sb *sb)
 		}
 	}
 	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->fsync_lock);
+	pthread_cond_destroy(&t->fsync_cond);
+	pthread_cond_destroy(&t->fsync_arrive);
 	free(t);
 	sb->dirty_nodes = NULL;
 }
@@ -803,10 +881,22 @@ static int batch_flush(struct f2fs_sb *sb, struct write_batch *wb)
 	return err;
 }
 
+static int cmp_dirty_nid(const void *a, const void *b)
+{
+	uint32_t x = (*(struct f2fs_dirty_node *const *)a)->nid;
+	uint32_t y = (*(struct f2fs_dirty_node *const *)b)->nid;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * Write every dirty node out of place (the caller excludes writers).
  * Nodes of one log are allocated back to back, so each log's nodes go out
- * in a few large vectored writes.
+ * in a few large vectored writes.  They go in nid order: nids are handed
+ * out in creation order, so inodes made together, and later looked up
+ * together (a stat or read of a tree in the order it was written), lie
+ * side by side, and the image's page cache reads them ahead as one
+ * sequential stream instead of a stride through hash buckets.
  */
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 {
@@ -833,6 +923,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++)
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext)
 			list[nr++] = d;
+	qsort(list, nr, sizeof(*list), cmp_dirty_nid);
 	wb->n = 0;
 	for (int type = CURSEG_HOT_NODE; !err && type < NR_CURSEG_TYPE; type++) {
 		for (uint32_t i = 0; !err && i < nr; i++) {
@@ -882,28 +973,76 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 }
 
 /*
- * The fsync fast path (f2fs_fsync_node_pages): write the dirty direct
- * nodes of one inode, and the inode, to the warm node log with the fsync
- * mark (and the dentry mark on the inode when its dentry is not in the
- * last checkpoint), so that roll-forward recovery can replay them.
- * Caller holds the inode's write lock and cp_rwsem shared.
+ * The fsync fast path with group commit.  fsync (f2fs_fsync_node_pages)
+ * writes the inode's dirty direct nodes, and the inode, to the warm node
+ * log for roll-forward recovery, then flushes the device cache once for
+ * them and for the data written before.  Concurrent fsyncs share that
+ * work, as the kernel's do (their node pages merge into one bio in the
+ * warm node log, flush_merge issues one flush for every waiter): each
+ * queues a request; the first finding nobody writing becomes the leader,
+ * takes the whole queue, writes the nodes of all its inodes back to back
+ * (one device write where the log allows) and flushes once, then wakes
+ * them.  Those that queued meanwhile form the next group: the flush in
+ * flight may not cover their data.  Each caller holds its inode's write
+ * lock and cp_rwsem shared while it waits, so its nodes stay as they were
+ * and no checkpoint can start; the leader needs no lock of theirs.
  */
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+struct f2fs_fsync_req {
+	uint32_t ino;
+	bool dent_mark;
+	bool atomic;		/* an atomic write's commit: a flush before its marked block */
+	bool done;
+	int err;
+	struct f2fs_fsync_req *next;
+};
+
+static int cmp_fsync_node(const void *a, const void *b)
+{
+	const struct f2fs_dirty_node *x = *(struct f2fs_dirty_node *const *)a;
+	const struct f2fs_dirty_node *y = *(struct f2fs_dirty_node *const *)b;
+	uint32_t xi = f2fs_node_ino(x->data), yi = f2fs_node_ino(y->data);
+
+	if (xi != yi)
+		return xi < yi ? -1 : 1;
+	/* the inode block last: it carries the fsync and dentry marks */
+	if ((x->nid == xi) != (y->nid == yi))
+		return x->nid == xi ? 1 : -1;
+	return x->nid < y->nid ? -1 : x->nid > y->nid;
+}
+
+static const struct f2fs_fsync_req *batch_find(const struct f2fs_fsync_req *batch, uint32_t ino)
+{
+	for (; batch; batch = batch->next)
+		if (batch->ino == ino)
+			return batch;
+	return NULL;
+}
+
+/*
+ * Write the dirty dnodes of every inode in the batch.  Each inode's nodes
+ * are consecutive in the log with its inode block last, and only its last
+ * node carries the fsync mark (and the dentry mark if that is the inode
+ * block): recovery replays an inode's dnodes up to its last marked one,
+ * so a group write torn by a crash replays no inode half-way.
+ */
+static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *batch,
+			     uint32_t *written)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;
-	struct f2fs_dirty_node **list = NULL, **pp;
+	struct f2fs_dirty_node **list = NULL;
 	uint64_t cp_ver = f2fs_node_footer_cp_ver(sb);
 	struct write_batch *wb = malloc(sizeof(*wb));
 	uint32_t nr = 0, cap = 0;
 	int err = 0;
 
+	*written = 0;
 	if (!wb)
 		return -ENOMEM;
 	wb->n = 0;
 	pthread_mutex_lock(&t->lock);
-	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++) {
+	for (int b = 0; b < DIRTY_NODE_BUCKETS && !err; b++) {
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext) {
-			if (f2fs_node_ino(d->data) != ino || !f2fs_is_dnode(d->data))
+			if (!f2fs_is_dnode(d->data) || !batch_find(batch, f2fs_node_ino(d->data)))
 				continue;
 			if (nr == cap) {
 				struct f2fs_dirty_node **nl;
@@ -912,15 +1051,20 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 				nl = realloc(list, cap * sizeof(*list));
 				if (!nl) {
 					err = -ENOMEM;
-					goto out;
+					break;
 				}
 				list = nl;
 			}
 			list[nr++] = d;
 		}
 	}
+	if (nr)
+		qsort(list, nr, sizeof(*list), cmp_fsync_node);
 	for (uint32_t i = 0; i < nr && !err; i++) {
 		struct f2fs_dirty_node *d = list[i];
+		uint32_t ino = f2fs_node_ino(d->data);
+		bool last = i + 1 == nr || f2fs_node_ino(list[i + 1]->data) != ino;
+		bool atomic = last && batch_find(batch, ino)->atomic;
 		struct f2fs_node_info ni;
 		uint32_t addr, next, flag;
 
@@ -930,17 +1074,27 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 		err = f2fs_allocate_block_next(sb, CURSEG_WARM_NODE, d->nid, 0, 0, &addr, &next);
 		if (err)
 			break;
-		flag = f2fs_node_flag(d->data) | (1u << FSYNC_BIT_SHIFT);
-		flag &= ~(1u << DENT_BIT_SHIFT);
-		if (dent_mark && d->nid == ino)
-			flag |= 1u << DENT_BIT_SHIFT;
+		flag = f2fs_node_flag(d->data) & ~((1u << FSYNC_BIT_SHIFT) | (1u << DENT_BIT_SHIFT));
+		if (last) {
+			flag |= 1u << FSYNC_BIT_SHIFT;
+			if (d->nid == ino && batch_find(batch, ino)->dent_mark)
+				flag |= 1u << DENT_BIT_SHIFT;
+		}
 		put_le32(d->data + NF_FLAG, flag);
 		put_le64(d->data + NF_CP_VER, cp_ver);
 		put_le32(d->data + NF_NEXT_BLKADDR, next);
 		if (d->nid == ino)
 			f2fs_inode_update_checksum(sb, d->data);
-		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov)))
+		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov) ||
+			      atomic))
 			err = batch_flush(sb, wb);
+		/*
+		 * An atomic commit: everything before its marked block, the data
+		 * too, is durable first (the kernel's REQ_PREFLUSH on it), so that
+		 * recovery replays all of the commit or none.
+		 */
+		if (!err && atomic)
+			err = f2fs_dev_flush(sb->dev);
 		if (!wb->n)
 			wb->start = addr;
 		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };
@@ -950,18 +1104,138 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
 	if (!err)
 		err = batch_flush(sb, wb);
 	if (!err) {
-		/* written: they are clean now */
+		/* written: they are clean now, and stay cached (the file's next
+		 * write needs them again) */
 		for (uint32_t i = 0; i < nr; i++) {
-			pp = dirty_slot(t, list[i]->nid);
+			struct f2fs_dirty_node **pp = dirty_slot(t, list[i]->nid);
+			struct f2fs_node_info ni;
+
+			if (!f2fs_get_node_info(sb, list[i]->nid, &ni))
+				f2fs_cache_insert(sb->cache, ni.blkaddr, list[i]->data);
 			*pp = list[i]->hnext;
 			t->nr_dirty--;
 			free(list[i]->data);
 			free(list[i]);
 		}
+		*written = nr;
 	}
-out:
 	pthread_mutex_unlock(&t->lock);
 	free(list);
 	free(wb);
 	return err;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* How many files the last FSYNC_RECENT requests fsynced. */
+static uint32_t recent_files(const struct f2fs_node_table *t)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < FSYNC_RECENT; i++) {
+		uint32_t j;
+
+		if (!t->fsync_recent[i])
+			continue;
+		for (j = 0; j < i && t->fsync_recent[j] != t->fsync_recent[i]; j++)
+			;
+		n += j == i;
+	}
+	return n;
+}
+
+/*
+ * Commit batching, as jbd2 does when several threads sync at once: when
+ * fsyncs overlapped lately (a group held several, or more queued while it
+ * was written: they come from several threads), the leader waits, up to
+ * the average time a group takes to write and flush (at most
+ * F2FS_FSYNC_BATCH_MAX_NS), until as many requests are queued as the files
+ * recently fsynced.  A lone fsyncer, even of several files in turn, never
+ * overlaps itself and never waits.
+ */
+static void gather(struct f2fs_node_table *t)
+{
+	uint64_t wait = t->fsync_avg_ns;
+	uint32_t want;
+	uint64_t end;
+	struct timespec ts;
+
+	if (wait > F2FS_FSYNC_BATCH_MAX_NS)
+		wait = F2FS_FSYNC_BATCH_MAX_NS;
+	if (t->fsync_hint < 2 || !wait)
+		return;
+	want = recent_files(t);
+	if (t->fsync_queued >= want)
+		return;
+	end = now_ns(CLOCK_REALTIME) + wait;
+	ts.tv_sec = (time_t)(end / 1000000000u);
+	ts.tv_nsec = (long)(end % 1000000000u);
+	while (t->fsync_queued < want)
+		if (pthread_cond_timedwait(&t->fsync_arrive, &t->fsync_lock, &ts) == ETIMEDOUT)
+			break;
+}
+
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic)
+{
+	struct f2fs_node_table *t = sb->dirty_nodes;
+	struct f2fs_fsync_req req = { .ino = ino, .dent_mark = dent_mark, .atomic = atomic };
+
+	f2fs_stat_add(sb, fsync_requests, 1);
+	pthread_mutex_lock(&t->fsync_lock);
+	*t->fsync_tail = &req;
+	t->fsync_tail = &req.next;
+	t->fsync_queued++;
+	t->fsync_recent[t->fsync_recent_pos++ % FSYNC_RECENT] = ino;
+	pthread_cond_signal(&t->fsync_arrive);
+	while (!req.done) {
+		struct f2fs_fsync_req *batch, *r, *next;
+		uint32_t written, n;
+		uint64_t start, took;
+		int err;
+
+		if (t->fsync_busy) {
+			pthread_cond_wait(&t->fsync_cond, &t->fsync_lock);
+			continue;
+		}
+		/* lead: the queue, this request included, is the group */
+		t->fsync_busy = true;
+		gather(t);
+		batch = t->fsync_queue;
+		n = t->fsync_queued;
+		t->fsync_queue = NULL;
+		t->fsync_tail = &t->fsync_queue;
+		t->fsync_queued = 0;
+		pthread_mutex_unlock(&t->fsync_lock);
+
+		start = now_ns(CLOCK_MONOTONIC);
+		err = write_fsync_batch(sb, batch, &written);
+		if (!err)
+			err = f2fs_dev_flush(sb->dev);
+		took = now_ns(CLOCK_MONOTONIC) - start;
+		f2fs_stat_add(sb, fsync_commits, 1);
+		f2fs_stat_add(sb, fsync_node_blocks, written);
+
+		pthread_mutex_lock(&t->fsync_lock);
+		for (r = batch; r; r = next) {
+			next = r->next;	/* r is gone once done is seen */
+			r->err = err;
+			r->done = true;
+		}
+		/* the hint: how many fsyncs overlapped lately (this group and
+		 * those that queued while it was written); it decays by one per
+		 * group, so that a lone fsyncer soon stops gathering */
+		n += t->fsync_queued;
+		t->fsync_hint = n > t->fsync_hint ? n : t->fsync_hint - (t->fsync_hint > 0);
+		t->fsync_avg_ns = t->fsync_avg_ns ? (t->fsync_avg_ns * 7 + took) / 8 : took;
+		t->fsync_busy = false;
+		pthread_cond_broadcast(&t->fsync_cond);
+	}
+	pthread_mutex_unlock(&t->fsync_lock);
+	return req.err;
 }

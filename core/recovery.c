@@ -3,7 +3,9 @@
  * Roll-forward recovery.  After the last checkpoint, fsync() writes dnodes
  * to the warm node log chained by next_blkaddr; a dnode belongs to the
  * current checkpoint when its footer carries the checkpoint's version
- * (is_recoverable_dnode).  A read-only mount only finds them, to say that
+ * (is_recoverable_dnode).  An inode's dnodes are replayed up to the last
+ * one with the fsync mark, as the kernel's recover_data does: the nodes
+ * after it belong to an fsync that did not complete.  A read-only mount only finds them, to say that
  * recovery is pending; a writable mount replays them.
  */
 #include <stdlib.h>
@@ -462,7 +464,7 @@ xattr:
 	return 0;
 }
 
-/* recover_data: the second walk, replaying every fsync()ed dnode in order. */
+/* recover_data: the second walk, replaying the fsync()ed inodes' dnodes in order. */
 static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 {
 	const struct f2fs_curseg *cs = &sb->curseg[CURSEG_WARM_NODE];
@@ -481,8 +483,10 @@ static int replay(struct f2fs_sb *sb, struct fsync_list *l, uint32_t *recovered)
 		if (err || !is_recoverable_dnode(sb, page))
 			break;
 		next = f2fs_node_next_blkaddr(page);
+		/* every dnode of an fsync()ed inode up to its last marked one, marked
+		 * or not (a group commit marks only an inode's last node) */
 		e = find_entry(l, f2fs_node_ino(page));
-		if (!e || e->done || !is_fsync_dnode(page))
+		if (!e || e->done || !f2fs_is_dnode(page))
 			goto next;
 		pthread_rwlock_wrlock(&e->inode->lock);
 		if (is_inode_block(page))

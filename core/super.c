@@ -81,8 +81,6 @@ static int check_features(struct f2fs_sb *sb)
 			 sb->feature & ~known);
 		return -EOPNOTSUPP;
 	}
-	if (f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
-		f2fs_warn(sb, "verity files are readable but their Merkle trees are not checked");
 	return check_encoding(sb);
 }
 
@@ -495,6 +493,8 @@ int f2fs_umount(struct f2fs_sb *sb)
 		err = f2fs_sync_data(sb);
 		if (err)
 			f2fs_err(sb, "writing back file data at unmount: %s", strerror(-err));
+		/* atomic writes never committed leave their files as they were */
+		f2fs_drop_all_atomic_writes(sb);
 		if (atomic_load(&sb->need_fsck))
 			f2fs_warn(sb, "an inconsistency was found: the last checkpoint asks for fsck");
 		/*
@@ -579,6 +579,9 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->node_ra_requests = atomic_load(&sb->stat.node_ra_requests);
 	st->node_ra_rejected = atomic_load(&sb->stat.node_ra_rejected);
 	st->precache_nodes = atomic_load(&sb->stat.precache_nodes);
+	st->fsync_requests = atomic_load(&sb->stat.fsync_requests);
+	st->fsync_commits = atomic_load(&sb->stat.fsync_commits);
+	st->fsync_node_blocks = atomic_load(&sb->stat.fsync_node_blocks);
 }
 
 void f2fs_drop_caches(struct f2fs_sb *sb)

@@ -150,6 +150,8 @@ int f2fs_lookup(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len,
 	 */
 	pthread_rwlock_rdlock(&d->lock);
 	err = f2fs_dir_lookup(sb, d, name, len, &ino, &ftype);
+	if (!err && !f2fs_icache_has(sb, ino))
+		f2fs_dir_ra_inodes(sb, d);
 	if (!err)
 		err = getattr(sb, ino, false, st);
 	pthread_rwlock_unlock(&d->lock);

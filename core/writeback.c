@@ -29,7 +29,7 @@
 
 bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode)
 {
-	return sb->pc && S_ISREG(inode->mode) && !f2fs_is_compressed(inode) &&
+	return sb->pc && S_ISREG(inode->mode) && !f2fs_is_compressed(inode) && !inode->cow &&
 	       !(inode->inline_flags & (F2FS_INLINE_DATA | F2FS_PIN_FILE));
 }
 

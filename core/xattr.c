@@ -65,11 +65,16 @@ out:
 	return ret;
 }
 
+/* zero bytes past `end`: the walk's terminator test reads 4 at any position */
+#define XBUF_PAD 8
+
 /*
  * Set up the buffer.  Returns 0, or -ENODATA when the inode has no xattr
- * storage at all.  The allocation leaves at least one zero word past
- * `end`, so the terminator test can always read 4 bytes at any position
- * the walk reaches.
+ * storage at all.  Only the inline part and the padding are filled in: the
+ * node part is written whole by xbuf_need before anything reads it, and
+ * zeroing a block for every lookup cost more than the lookup (a
+ * security.capability query before each write, the default ACL at each
+ * create).
  */
 static int xbuf_init(struct xattr_buf *xb, struct f2fs_sb *sb, const struct f2fs_inode *inode)
 {
@@ -81,10 +86,11 @@ static int xbuf_init(struct xattr_buf *xb, struct f2fs_sb *sb, const struct f2fs
 	if (xb->end == 0)
 		return -ENODATA;
 
-	xb->base = calloc(1, xb->inline_size + F2FS_BLKSIZE);
+	xb->base = malloc(xb->end + XBUF_PAD);
 	if (!xb->base)
 		return -ENOMEM;
 	memcpy(xb->base, f2fs_inline_xattr_addr(inode), xb->inline_size);
+	memset(xb->base + xb->end, 0, XBUF_PAD);
 	return 0;
 }
 

@@ -25,7 +25,7 @@ FLOORS = [
     ["inode"],
     ["xattr", "acl"],
     ["crypt"],
-    ["data", "inline", "compress", "writeback"],
+    ["data", "inline", "compress", "verity", "writeback"],
     ["dir", "quota"],
     ["gc", "recovery"],
     ["vfs", "namei", "file", "ioctl"],

@@ -83,6 +83,12 @@ void usage(FILE *out)
 	      "      Set an id's limits, as setquota(8): space in KiB, inodes; 0 is none.\n"
 	      "  " PROG " quota [-u|-g|-p] --grace BLOCK_SECONDS INODE_SECONDS MOUNTPOINT\n"
 	      "      Set the grace periods of soft limits.\n"
+	      "  " PROG " verity enable [--hash-alg=sha256|sha512] [--block-size=N]\n"
+	      "                       [--salt=HEX] FILE...\n"
+	      "      Build the file's Merkle tree and make it a read-only verity file\n"
+	      "      (FS_IOC_ENABLE_VERITY; defaults: sha256, 4096-byte blocks, no salt).\n"
+	      "  " PROG " verity measure FILE...\n"
+	      "      Print a verity file's digest as `fsverity measure` does.\n"
 	      "  " PROG " extents FILE...\n"
 	      "      Print the file's physical extents, as filefrag -v does (FIEMAP does\n"
 	      "      not cross FUSE).\n"
@@ -187,6 +193,7 @@ int main(int argc, char *argv[])
 		{ "status", cmd_status },
 		{ "precache", cmd_precache },
 		{ "drop_caches", cmd_drop_caches },
+		{ "verity", cmd_verity },
 	};
 	int i, j;
 

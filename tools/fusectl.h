@@ -66,5 +66,7 @@ bool maybe_fuse(int fd);
 /* Extent precache and cache drops (fusectl_cache.c). */
 int cmd_precache(int argc, char *argv[]);
 int cmd_drop_caches(int argc, char *argv[]);
+/* fs-verity enable and measure (fusectl_verity.c). */
+int cmd_verity(int argc, char *argv[]);
 
 #endif

@@ -54,6 +54,11 @@ import fsutil  # noqa: E402
 import fsx  # noqa: E402
 
 DIRS = ["d0", "d1", "d2"]
+ATOMIC_START = 0xF501        # _IO(0xf5, 1): F2FS_IOC_START_ATOMIC_WRITE
+ATOMIC_COMMIT = 0xF502
+ATOMIC_ABORT = 0xF505
+ATOMIC_REPLACE = 0xF519      # _IO(0xf5, 25)
+ACKS = ("fsync", "fdatasync", "atomic")
 NAMES = ["f%d" % i for i in range(10)]
 MAX_FILE = 256 << 10
 
@@ -67,15 +72,19 @@ def crc(b):
 class Workload:
     """Runs on the mount until killed; logs intents and acknowledgements."""
 
-    def __init__(self, mnt, logpath, seed, max_ops=0):
+    def __init__(self, mnt, logpath, seed, max_ops=0, prefix=""):
         self.mnt = mnt
         self.max_ops = max_ops
+        # --jobs: each workload owns the names with its prefix, nothing else
+        self.prefix = prefix
+        self.names = [prefix + n for n in NAMES]
         self.rng = random.Random(seed)
         self.logfd = os.open(logpath, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.ino = {}          # path -> inode id
         self.data = {}         # inode id -> bytearray
         self.next_id = 0
         self.held = []         # fds of unlinked files kept open
+        self.held_inos = set()  # and their inodes (other links may remain)
 
     def ev(self, **kw):
         kw["t"] = time.monotonic()
@@ -88,6 +97,8 @@ class Workload:
         by_st = {}
         for d in DIRS:
             for n in sorted(os.listdir(self.P(d))):
+                if n not in self.names:
+                    continue
                 rel = d + "/" + n
                 st = os.lstat(self.P(rel))
                 if not stat.S_ISREG(st.st_mode):
@@ -107,7 +118,7 @@ class Workload:
         return sorted(p for p, j in self.ino.items() if j == i)
 
     def rand_path(self):
-        return self.rng.choice(DIRS) + "/" + self.rng.choice(NAMES)
+        return self.rng.choice(DIRS) + "/" + self.rng.choice(self.names)
 
     def rand_file(self):
         if not self.ino:
@@ -119,7 +130,7 @@ class Workload:
         self.ev(start=sorted(self.ino))
         ops = [("creat", 5), ("write", 10), ("truncate", 3), ("falloc", 2), ("rename", 3),
                ("unlink", 2), ("link", 1), ("fsync", 8), ("fdatasync", 4), ("dirfsync", 2),
-               ("write_fsync", 6), ("unlink_open", 1), ("sync", 1)]
+               ("write_fsync", 6), ("unlink_open", 1), ("sync", 1), ("atomic", 3)]
         skip = set(os.environ.get("CRASHTEST_EXCLUDE", "").split(","))
         names = [n for n, w in ops for _ in range(w) if n not in skip]
         count = 0
@@ -273,6 +284,7 @@ class Workload:
         self.ev(op="unlink_open", paths=[p], inos=[i])
         fd = os.open(self.P(p), os.O_RDWR)
         self.held.append(fd)
+        self.held_inos.add(i)
         os.unlink(self.P(p))
         del self.ino[p]
         b = self.rng.randbytes(5000)
@@ -311,6 +323,54 @@ class Workload:
         finally:
             os.close(fd)
 
+    def op_atomic(self):
+        """An atomic write: the file is fsync()ed, then START (or REPLACE),
+        writes and truncates, and COMMIT, ABORT or a close without either.
+        After a crash it holds what the fsync() acknowledged or, once the
+        commit began, all of the write; an abort or a close leaves it as it
+        was.  The writes log no intent: they must not reach the disk."""
+        p = self.rand_file()
+        if p is None:
+            return
+        i = self.ino[p]
+        fd = os.open(self.P(p), os.O_RDWR)
+        try:
+            self.fsync_fd(fd, p, i, False)
+            replace = self.rng.random() < 0.25
+            new = bytearray() if replace else bytearray(self.data[i])
+            fcntl.ioctl(fd, ATOMIC_REPLACE if replace else ATOMIC_START)
+            for _ in range(self.rng.randrange(1, 6)):
+                if self.rng.random() < 0.15:
+                    n = min(self.rng.choice([0, 3000, len(new) // 2, len(new) + 3000]), MAX_FILE)
+                    os.ftruncate(fd, n)
+                    if n < len(new):
+                        del new[n:]
+                    else:
+                        new.extend(bytes(n - len(new)))
+                    continue
+                off = self.rng.randrange(0, len(new) + 5000)
+                n = self.rng.choice([1, 500, 4096, 5000, 30000])
+                if off + n > MAX_FILE:
+                    off = 0
+                b = self.rng.randbytes(n)
+                os.pwrite(fd, b, off)
+                if off > len(new):
+                    new.extend(bytes(off - len(new)))
+                new[off:off + n] = b
+            end = self.rng.random()
+            if end < 0.7:
+                h = crc(bytes(new))
+                self.ev(atomic="commit", path=p, ino=i, size=len(new), crc=h)
+                fcntl.ioctl(fd, ATOMIC_COMMIT)
+                self.data[i][:] = new
+                self.ev(ack="atomic", path=p, ino=i, size=len(new), crc=h)
+            elif end < 0.85 or i in self.held_inos:
+                # a close drops the write only when no other handle may write
+                # (the kernel's release); a held one would keep it going
+                fcntl.ioctl(fd, ATOMIC_ABORT)
+        finally:
+            os.close(fd)
+
     def op_sync(self):
         self.ev(op="sync", paths=[], inos=[])
         os.sync()     # not counted: syncfs may not reach the daemon
@@ -331,21 +391,26 @@ def read_log(path):
 
 
 def expectations(events):
-    """The acknowledged fsyncs that nothing later touched: a list of
-    (path, size, crc, class, index)."""
+    """The acknowledged fsyncs and atomic commits that nothing later
+    touched: a list of (path, size, crc, class, index, alternatives), where
+    alternatives are the (size, crc) of an atomic write whose commit began
+    after the acknowledgement (it may have landed, but only as a whole)."""
     out = []
     for idx, e in enumerate(events):
-        if e.get("ack") not in ("fsync", "fdatasync"):
+        if e.get("ack") not in ACKS:
             continue
         p, i = e["path"], e["ino"]
         later = False
+        alts = []
         for f in events[idx + 1:]:
             if "op" in f and (p in f["paths"] or i in f["inos"]):
                 later = True
                 break
-            if f.get("ack") in ("fsync", "fdatasync") and f["ino"] == i:
+            if f.get("ack") in ACKS and f["ino"] == i:
                 later = True        # a later fsync of the same file is checked instead
                 break
+            if f.get("atomic") == "commit" and f["ino"] == i:
+                alts.append((f["size"], f["crc"]))
         if later:
             continue
         made = None          # the last event before that gave p its name
@@ -363,7 +428,7 @@ def expectations(events):
             if not any(f.get("ack") == "dirfsync" and f["path"] == d
                        for f in events[made + 1:]):
                 cls = "f2fs"
-        out.append((p, e["size"], e["crc"], cls, idx))
+        out.append((p, e["size"], e["crc"], cls, idx, alts))
     return out
 
 
@@ -397,11 +462,11 @@ class Runner:
             raise fsx.Failure("%s: daemon exited %s%s\n%s"
                               % (what, m.returncode, (", " + rep) if rep else "", out[-3000:]))
 
-    def crash(self, m, child=None):
+    def crash(self, m, children=()):
         """SIGKILL the daemon and lazily unmount its dead mount; a sanitizer
         report it printed before is a failure.  With --fault shutdown the
         fault is F2FS_IOC_SHUTDOWN without sync instead: the workload
-        (child) is stopped and the daemon must unmount cleanly, having
+        (children) is stopped and the daemon must unmount cleanly, having
         written nothing after the shutdown."""
         if self.a.fault == "shutdown":
             fd = os.open(self.mnt, os.O_RDONLY | os.O_DIRECTORY)
@@ -409,7 +474,7 @@ class Runner:
                 fcntl.ioctl(fd, SHUTDOWN, struct.pack("I", SHUTDOWN_NOSYNC))
             finally:
                 os.close(fd)
-            if child is not None:
+            for child in children:
                 child.kill()
                 child.wait()
             self.clean_unmount(m, "unmount after the shutdown")
@@ -498,12 +563,16 @@ class Runner:
                 raise fsx.Failure("%s: reading the recovered tree: %r" % (what, e))
         finally:
             self.clean_unmount(m, "%s: read-only mount" % what)
-        for p, size, h, cls, idx in exp:
+        for x in exp:
+            p, size, h, cls, idx = x[:5]
+            alts = x[5] if len(x) > 5 else ()     # the ACE suite's have none
             self.stats["checks " + cls] += 1
             got = tree.get(p)
             if got is None:
                 msg = "%s: %s was fsync()ed (event %d, %d bytes) and is missing" % (
                     what, p, idx, size)
+            elif (len(got), crc(got)) in alts:
+                continue
             elif len(got) != size or crc(got) != h:
                 msg = "%s: %s was fsync()ed (event %d) with %d bytes crc %s; has %d bytes crc %s" % (
                     what, p, idx, size, h, len(got), crc(got))
@@ -518,46 +587,57 @@ class Runner:
         if n % a.fresh_every == 0 or self.force_fresh or not os.path.exists(self.image):
             self.force_fresh = False
             self.fresh_image(n // a.fresh_every + n)
-        logpath = os.path.join(a.logdir, "crash-log.%d" % n)
-        if os.path.exists(logpath):
-            os.unlink(logpath)
+        # one workload, or --jobs of them on disjoint names (j0-f3, j1-f3, ...)
+        prefixes = [""] if a.jobs <= 1 else ["j%d-" % j for j in range(a.jobs)]
+        logpaths = [os.path.join(a.logdir, "crash-log.%d%s" % (n, "." + pf[:-1] if pf else ""))
+                    for pf in prefixes]
+        for lp in logpaths:
+            if os.path.exists(lp):
+                os.unlink(lp)
         rng = random.Random(a.seed * 7919 + n)
         delay = rng.uniform(0.05, 3.0)
         m = self.mount()
-        child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child",
-                                  self.mnt, logpath, str(rng.randrange(1 << 30)),
-                                  str(a.child_ops)],
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=open(os.path.join(self.work, "child.err"), "ab"))
+        children = []
+        for pf, lp in zip(prefixes, logpaths):
+            args = [sys.executable, os.path.abspath(__file__), "--child", self.mnt, lp,
+                    str(rng.randrange(1 << 30)), str(a.child_ops)] + ([pf] if pf else [])
+            children.append(subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL,
+                                             stderr=open(os.path.join(self.work, "child.err"),
+                                                         "ab")))
         if a.child_ops:          # a fixed operation count, then the kill (reproductions)
             deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not any(
-                    "done" in e or "err" in e for e in read_log(logpath)):
+            while time.monotonic() < deadline and not all(
+                    any("done" in e or "err" in e for e in read_log(lp)) for lp in logpaths):
                 time.sleep(0.05)
             time.sleep(0.2)
         else:
             time.sleep(delay)
         t_kill = time.monotonic()
-        self.crash(m, child)
-        try:
-            child.kill()
-        except ProcessLookupError:
-            pass
-        child.wait()
-        events = read_log(logpath)
-        for e in events:
-            if "err" in e and e["t"] < t_kill - 0.005:
-                raise fsx.Failure("%s: the workload's %s failed before the crash: %s"
-                                  % (what, e["err"], e["msg"]))
-        exp = expectations(events)
-        self.stats["acknowledged fsyncs"] += sum(1 for e in events
-                                                 if e.get("ack") in ("fsync", "fdatasync"))
-        self.stats["operations"] += sum(1 for e in events if "op" in e)
+        self.crash(m, children)
+        for child in children:
+            try:
+                child.kill()
+            except ProcessLookupError:
+                pass
+            child.wait()
+        exp = []
+        for lp in logpaths:
+            events = read_log(lp)
+            for e in events:
+                if "err" in e and e["t"] < t_kill - 0.005:
+                    raise fsx.Failure("%s: the workload's %s failed before the crash: %s"
+                                      % (what, e["err"], e["msg"]))
+            exp += expectations(events)
+            self.stats["acknowledged fsyncs"] += sum(1 for e in events
+                                                     if e.get("ack") in ("fsync", "fdatasync"))
+            self.stats["atomic commits"] += sum(1 for e in events if e.get("ack") == "atomic")
+            self.stats["operations"] += sum(1 for e in events if "op" in e)
         self.recover_and_fsck(what)
         self.verify(exp, what)
         if a.verbose:
-            print("crashtest: %s: killed after %.2f s, %d events, %d checked"
-                  % (what, delay, len(events), len(exp)), flush=True)
+            print("crashtest: %s: killed after %.2f s, %d checked"
+                  % (what, delay, len(exp)), flush=True)
 
     def run_random(self):
         a = self.a
@@ -786,7 +866,7 @@ ACE_OPS = {"creat": _ace_creat, "write": _ace_write, "link": _ace_link,
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        Workload(argv[1], argv[2], int(argv[3]), int(argv[4])).run()
+        Workload(argv[1], argv[2], int(argv[3]), int(argv[4]), *argv[5:6]).run()
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=None)
@@ -798,6 +878,9 @@ def main(argv=None):
                     help="mkfs.f2fs -O list for every image ('' for the defaults); by "
                     "default fresh images alternate the defaults and %s" % fsx.EXTRA_FEATURES)
     ap.add_argument("--fresh-every", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="workloads running at once, each on its own file names "
+                    "(concurrent fsyncs: group commits)")
     ap.add_argument("--ballast", type=float, default=0.0,
                     help="fill this fraction of a fresh image's free space first, "
                          "a third of it then freed again (default 0)")

@@ -6,6 +6,7 @@ and must agree with a mount that has no index (-o dcache_size=0)."""
 import errno
 import os
 import random
+import re
 
 import fsutil
 from test_handles import drop_caches
@@ -118,3 +119,39 @@ def test_index_off_and_tiny_budget(rwimage):
         del model["n%d" % k]
         check_names(root, model, ["n%d" % k])
         img.unmount()
+
+
+def device_reads(stderr):
+    """The image reads -o io_stats counted, from the unmount report."""
+    m = re.search(r":\s+reads (\d+) \(\d+ bytes\)", stderr)
+    if m:
+        return int(m.group(1))
+    raise AssertionError("no io_stats reads line in:\n" + stderr)
+
+
+def test_stat_after_listing_reads_inodes_in_batches(rwimage):
+    """find | xargs stat on a cold mount: once a directory is indexed, a
+    lookup that misses reads its siblings' inode blocks ahead together, so
+    the device sees a few large reads, not one per file.  With node_ra=0
+    (no read-ahead) the same walk reads every inode on its own."""
+    img = rwimage(size=128 * MiB)
+    p = img.mount()
+    for d in range(3):
+        os.mkdir(os.path.join(p, "d%d" % d))
+        for i in range(500):
+            open(os.path.join(p, "d%d" % d, "f%04d" % i), "wb").close()
+    img.unmount()
+    reads = {}
+    for opts in (["io_stats"], ["io_stats", "node_ra=0"]):
+        p = img.mount(options=opts)
+        drop_caches()
+        for d in range(3):
+            root = os.path.join(p, "d%d" % d)
+            for e in sorted(os.listdir(root)):
+                os.lstat(os.path.join(root, e))
+        m = img.unmount()
+        reads[opts[-1]] = device_reads(m.stderr())
+    # without read-ahead every one of the 1,500 inodes is a read of its own
+    assert reads["node_ra=0"] >= 1500, reads
+    # with it, at most a few per directory (dentry blocks read the same in both)
+    assert reads["io_stats"] + 1400 < reads["node_ra=0"], reads

@@ -359,6 +359,80 @@ def test_kernel_crash_image_recovery(guest, f2fs_fuse, tmp_path):
                 "the kernel vs f2fs-fuse on the image f2fs-fuse recovered")
 
 
+# ---------------------------------------------------------------- f2fs-fuse crash -> kernel
+
+def test_group_fsync_crash_kernel_recovery(guest, f2fs_fuse, tmp_path):
+    """Eight threads write and fsync their own files through f2fs-fuse at
+    once (group commits: several inodes' nodes in one write, only each
+    inode's last node with the fsync mark), then the daemon is killed.  The
+    kernel's roll-forward recovery and f2fs-fuse's must both bring back
+    every file as its last fsync left it; each recovered image must be
+    clean and read the same by the other driver."""
+    import random
+    import threading
+
+    from test_write import expect, sha
+
+    image = mkfs(tmp_path / "group.img", 512 * MiB, EXTRA)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt0", ("rw",)) as m:
+        os.mkdir(os.path.join(m.path, "d"))
+        for i in range(0, 8, 2):                 # half the files in the checkpoint
+            with open(os.path.join(m.path, "d", "f%d" % i), "wb") as f:
+                f.write(b"checkpointed")
+    final = {}
+    m = fsutil.Mount(f2fs_fuse, image, tmp_path / "mnt1", ["rw", "checkpoint_interval=3600"])
+    m.start()
+    try:
+        def writer(i):
+            rng = random.Random(i)
+            data = bytearray()
+            with open(os.path.join(m.path, "d", "f%d" % i), "r+b" if i % 2 == 0 else "w+b") as f:
+                f.truncate(0)
+                for k in range(40):
+                    off = rng.choice([len(data), rng.randrange(len(data) + 1)])
+                    b = rng.randbytes(rng.choice([4096, 100000, 1 << 20]))
+                    f.seek(off)
+                    f.write(b)
+                    f.flush()
+                    data[off:off + len(b)] = b
+                    (os.fdatasync if k % 3 == 0 else os.fsync)(f.fileno())
+            final["d/f%d" % i] = bytes(data)
+        ts = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout=300)
+            assert not t.is_alive()
+        assert len(final) == 8
+    finally:
+        m._kill()                                # no checkpoint after the fsyncs
+    promised = expect({p: {"type": "f", "content": sha(b), "size": str(len(b))}
+                       for p, b in final.items()})
+    by_kernel = copy_image(image, tmp_path / "kernel-recovers.img")
+    by_fuse = copy_image(image, tmp_path / "fuse-recovers.img")
+
+    # the kernel's recovery, read back by f2fs-fuse
+    text, r = G.kernel_mount_and_manifest(by_kernel)
+    assert_guest_ok(r, "kernel recovery of f2fs-fuse's group fsyncs")
+    recovered = M.parse_text(text)
+    assert_same(promised, recovered, "the kernel's recovery vs what fsync promised")
+    fsutil.fsck_check(by_kernel)
+    fman, _ = fuse_view(f2fs_fuse, by_kernel, tmp_path / "mnt-k")
+    assert_same(recovered, fman, "f2fs-fuse vs the kernel after the kernel's recovery")
+
+    # f2fs-fuse's recovery, read back by the kernel
+    with fsutil.mounted(f2fs_fuse, by_fuse, tmp_path / "mnt-rw", ("rw",)) as m2:
+        w = walk(m2.path)
+        assert w.errors == []
+    assert_same(promised, w.manifest, "f2fs-fuse's recovery vs what fsync promised")
+    assert_same(recovered, w.manifest, "f2fs-fuse's recovery vs the kernel's", ignore=("mtime",))
+    fsutil.fsck_check(by_fuse)
+    text, r3 = G.kernel_mount_and_manifest(by_fuse)
+    assert_guest_ok(r3, "kernel mount of the image f2fs-fuse recovered")
+    assert_same(M.parse_text(text), w.manifest,
+                "the kernel vs f2fs-fuse on the image f2fs-fuse recovered")
+
+
 # ---------------------------------------------------------------- nearly full images
 
 GUEST_CHURN = """set -e
