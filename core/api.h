@@ -274,7 +274,7 @@ int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
  * runs before close returns).  A child that inherited the descriptor and
  * closes it leaves the write alone.  1 when it aborted.
  */
-int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner);
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner, bool exiting);
 /* Is an atomic write going on in ino? (cheap; for f2fs_flush_file's caller) */
 bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
