@@ -821,6 +821,7 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 		return f2fs_submit_bio(plug->dev, bio);
 	if (plug->bio.nr_blocks &&
 	    (plug->bio.iovcnt + bio->iovcnt > F2FS_PLUG_MAX_IOV ||
+	     plug->bio.nr_blocks + bio->nr_blocks > F2FS_PLUG_MAX_BLOCKS ||
 	     !f2fs_bio_mergeable(&plug->bio, bio))) {
 		err = f2fs_plug_flush(plug);
 		if (err)
@@ -835,8 +836,16 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 	} else {
 		plug->merged++;
 	}
-	memcpy(plug->iov + plug->bio.iovcnt, bio->iov, sizeof(*bio->iov) * (size_t)bio->iovcnt);
-	plug->bio.iovcnt += bio->iovcnt;
+	for (int i = 0; i < bio->iovcnt; i++) {
+		struct iovec *last = plug->bio.iovcnt ? &plug->iov[plug->bio.iovcnt - 1] : NULL;
+
+		/* blocks that follow each other in memory too stay one iovec, so a
+		 * run from one buffer is one segment however long */
+		if (last && (uint8_t *)last->iov_base + last->iov_len == bio->iov[i].iov_base)
+			last->iov_len += bio->iov[i].iov_len;
+		else
+			plug->iov[plug->bio.iovcnt++] = bio->iov[i];
+	}
 	plug->bio.nr_blocks += bio->nr_blocks;
 	/* the plug's copy of the context must name the first block's DUN */
 	plug->bio.crypt = plug->has_crypt ? &plug->crypt : NULL;

@@ -131,6 +131,7 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
  * key with consecutive DUNs).  Queued buffers stay in use until the flush.
  */
 #define F2FS_PLUG_MAX_IOV 256
+#define F2FS_PLUG_MAX_BLOCKS 1024	/* 4 MiB: bounds an encrypted request's bounce buffer */
 struct f2fs_plug {
 	struct f2fs_dev *dev;
 	struct f2fs_bio bio;		/* what is queued (iov = iov below) */
@@ -330,6 +331,7 @@ struct f2fs_inode {
 	uint64_t atomic_keep;
 	uint32_t write_count;		/* open handles that may write (under lock) */
 	bool cow_file;			/* this is an atomic write's COW inode */
+	uint32_t atomic_owner;		/* the process that started it (0: unknown) */
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -698,6 +700,14 @@ ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void
 			size_t len, uint64_t off);
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf);
+/*
+ * Whether a write of nblocks to inode takes sb->writepages (-o serialize_io):
+ * F2FS_SER_NONE, F2FS_SER_FULL (allocation and I/O under it) or
+ * F2FS_SER_ALLOC (allocation only).
+ */
+enum { F2FS_SER_NONE, F2FS_SER_FULL, F2FS_SER_ALLOC };
+int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			     uint64_t nblocks);
 /* Write [off, off + len) out of place; *written (may be NULL) says how much got there. */
 int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
 		      size_t len, uint64_t off, size_t *written);
@@ -827,6 +837,14 @@ int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t vers
 			uint16_t ofs_in_node, uint32_t *blkaddr);
 int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
 			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next);
+/*
+ * Up to `want` blocks of log `type` as one run (addresses *blkaddr ..
+ * *blkaddr + *got - 1, *got >= 1) for slots ofs_in_node, ofs_in_node + 1,
+ * ... of node nid; a run ends early where the segment ends or, under SSR,
+ * at a used slot: the caller asks again for the rest.
+ */
+int f2fs_allocate_run(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+		      uint16_t ofs_in_node, uint32_t want, uint32_t *blkaddr, uint32_t *got);
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
 		       uint16_t ofs);
 /* The live data block at blkaddr now belongs to slot ofs of dnode nid (a commit
@@ -1045,7 +1063,17 @@ struct f2fs_sb {
 
 	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
 	pthread_rwlock_t cp_rwsem;
+	/* checkpoint merging (f2fs_sync_fs): tickets of the callers, the last
+	 * ticket a finished checkpoint covers, and its result */
+	pthread_mutex_t sync_lock;
+	pthread_cond_t sync_cond;
+	uint64_t sync_req, sync_done;
+	int sync_err;
+	bool sync_running;
 	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
+	/* the kernel's sbi->writepages: serialized writes allocate and write
+	 * under it (data.c f2fs_should_serialize_io) */
+	pthread_mutex_t writepages;
 	pthread_mutex_t orphan_lock;	/* orphans[] on a writable mount */
 	uint32_t orphan_cap;
 	uint64_t last_cp_time;		/* monotonic seconds, for the periodic checkpoint */
@@ -1056,7 +1084,8 @@ struct f2fs_sb {
 			gc_node_blocks, ssr_segments;
 		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
 			node_ra_requests, node_ra_rejected, precache_nodes;
-		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks;
+		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks,
+			sync_merged;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
@@ -1281,6 +1310,9 @@ static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
  * held): -EINVAL for a descriptor the kernel would refuse too. */
 int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			 struct f2fs_verity_info **out);
+/* FS_IOC_READ_VERITY_METADATA of a verity file (read lock held). */
+ssize_t f2fs_verity_metadata(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t type,
+			     uint64_t off, void *buf, size_t len);
 /* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
 int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     const struct f2fs_verity_enable *a);

@@ -268,6 +268,20 @@ int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+/* The other way (FS_IOC_READ_VERITY_METADATA's buffer): the same rule applies. */
+int f2fs_caller_write(struct f2fs_caller *c, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (c->pid <= 0 || c->from_socket)
+		return -EFAULT;
+	n = process_vm_writev(c->pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return errno == ESRCH || errno == EFAULT ? -EFAULT : -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
 int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int *oflags)
 {
 	char name[32], buf[1024], *end;
@@ -300,9 +314,35 @@ int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int
 	return err;
 }
 
+/* The caller's process (thread group) id: FUSE requests name the thread. */
+pid_t f2fs_caller_tgid(struct f2fs_caller *c)
+{
+	char buf[1024];
+	const char *v;
+
+	if (c->pid <= 0 || read_proc(c->pid, "status", buf, sizeof(buf)))
+		return 0;
+	v = field(buf, "Tgid:");
+	return v ? (pid_t)strtol(v, NULL, 10) : 0;
+}
+
 #else /* !__linux__ */
 
+pid_t f2fs_caller_tgid(struct f2fs_caller *c)
+{
+	return c->pid;
+}
+
 int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len)
+{
+	(void)c;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return -EFAULT;
+}
+
+int f2fs_caller_write(struct f2fs_caller *c, uint64_t addr, const void *buf, size_t len)
 {
 	(void)c;
 	(void)addr;
