@@ -58,6 +58,10 @@ struct f2fs_mount_opts {
 	 */
 	enum f2fs_serialize_io serialize_io;
 	uint32_t min_seq_blocks;	/* 0: the blocks of a section, the kernel's default */
+	/* -o writeback: write(2) goes to a page cache of dirty data, written
+	 * back later (pagecache.c, writeback.c) */
+	bool writeback;
+	size_t dirty_bytes;		/* bound on dirty data; 0: F2FS_DEFAULT_DIRTY_BYTES */
 	size_t dcache_size;	/* bytes of directory name indexes; 0 = default */
 	bool no_dcache;		/* dcache_size=0: every lookup scans */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
@@ -96,6 +100,8 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, ch
 			       size_t errlen);
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
+#define F2FS_DEFAULT_DIRTY_BYTES (64u << 20)
+#define F2FS_DEFAULT_DIRTY_EXPIRE_MS 1000
 #define F2FS_DEFAULT_NODE_RA 1018	/* NIDS_PER_BLOCK: a whole indirect node */
 #define F2FS_DEFAULT_NODE_RA_DEPTH 4
 #define F2FS_DEFAULT_EXTENT_CACHE_SIZE (16u << 20)
@@ -268,7 +274,7 @@ int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
  * runs before close returns).  A child that inherited the descriptor and
  * closes it leaves the write alone.  1 when it aborted.
  */
-int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner);
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner, bool exiting);
 /* Is an atomic write going on in ino? (cheap; for f2fs_flush_file's caller) */
 bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
@@ -390,6 +396,22 @@ struct f2fs_io_stats {
 	uint64_t sync_merged;	/* checkpoint requests a concurrent checkpoint served */
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
+
+/* -o writeback: the page cache's state and what writeback did (pages of 4 KiB) */
+struct f2fs_wb_stats {
+	bool enabled;
+	uint64_t dirty_pages, dirty_inodes, limit_pages;
+	uint64_t pages_dirtied, pages_written, pages_dropped;
+	uint64_t wb_sync, wb_background;	/* inode writebacks: by a change or fsync, by the flusher */
+};
+void f2fs_get_wb_stats(struct f2fs_sb *sb, struct f2fs_wb_stats *st);
+/* Write every dirty page back (before a checkpoint, key removal, a read-only remount). */
+int f2fs_sync_data(struct f2fs_sb *sb);
+/* The flusher: inodes dirty for expire_ms or more, or past half the dirty limit;
+ * returns how many it wrote back. */
+unsigned int f2fs_writeback_background(struct f2fs_sb *sb, unsigned int expire_ms);
+/* Drop every dirty page (a shut-down mount). */
+void f2fs_drop_data(struct f2fs_sb *sb);
 const char *f2fs_io_bucket_name(int bucket);
 
 /* The v2 key identifier of a raw key (HKDF-SHA512, as the kernel derives it). */

@@ -355,6 +355,8 @@ ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		}
 		done += bytes;
 	}
+	/* what is written but not yet written back (reserved blocks read as zeros above) */
+	f2fs_pc_overlay(inode->pages, buf, done, off);
 	return (ssize_t)done;
 }
 
@@ -395,20 +397,13 @@ int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
 }
 
 /* The current contents of file block lblk (zeros for a hole), to be merged with a partial write. */
-static int read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_inode *tree,
-			  const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+static int read_block_at(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci,
+			 uint32_t lblk, uint32_t pblk, uint8_t *buf)
 {
-	uint32_t pblk, n;
-	int err = f2fs_map_blocks(sb, tree, lblk, 1, &pblk, &n);
 	struct iovec iov = { buf, F2FS_BLKSIZE };
 	struct f2fs_crypt_ctx cc;
 	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
 
-	/* the COW inode's first copy of a block starts from the file's */
-	if (!err && tree != inode && is_hole(pblk) && lblk < inode->atomic_keep)
-		err = f2fs_map_blocks(sb, inode, lblk, 1, &pblk, &n);
-	if (err)
-		return err;
 	if (pblk == COMPRESS_ADDR)
 		return -EOPNOTSUPP;
 	if (is_hole(pblk)) {
@@ -421,6 +416,15 @@ static int read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f
 		bio.crypt = &cc;
 	}
 	return f2fs_submit_bio(sb->dev, &bio);
+}
+
+int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+{
+	uint32_t pblk, n;
+	int err = f2fs_map_blocks(sb, inode, lblk, 1, &pblk, &n);
+
+	return err ? err : read_block_at(sb, ci, lblk, pblk, buf);
 }
 
 /* Charge n new blocks (inc_valid_block_count: the quota first, then the space). */
@@ -448,6 +452,27 @@ static void uncharge_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32
 }
 
 /*
+ * What a partial write of block lblk merges into: the block as it is now,
+ * for an atomic write the COW inode's copy, else the file's own while the
+ * block is one the commit keeps (atomic_keep).
+ */
+static int merge_source(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_inode *tree,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+{
+	uint32_t pblk, n;
+	int err;
+
+	if (tree == inode)
+		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
+	err = f2fs_map_blocks(sb, tree, lblk, 1, &pblk, &n);
+	if (err)
+		return err;
+	if (is_hole(pblk) && lblk < inode->atomic_keep)
+		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
+	return read_block_at(sb, ci, lblk, pblk, buf);
+}
+
+/*
  * Write [off, off+len) out of place: partial first and last blocks are
  * merged with their old contents first, then each direct node's share
  * takes its new blocks from the data log, as one run when the write is
@@ -455,8 +480,9 @@ static void uncharge_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32
  * as the kernel's unserialized writeback does), and the plug turns each
  * contiguous run into one vectored device write.
  */
-int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
-		      size_t len, uint64_t off, size_t *written)
+static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+			uint8_t *const *pages, size_t len, uint64_t off, size_t *written, int ser,
+			bool held)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
 	/*
@@ -473,7 +499,8 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 	uint64_t first = off / F2FS_BLKSIZE, last = len ? (end - 1) / F2FS_BLKSIZE : first;
 	bool head_part = off % F2FS_BLKSIZE, tail_part = end % F2FS_BLKSIZE;
 	const struct fscrypt_inode_info *ci = NULL;
-	int ser = F2FS_SER_NONE, err = 0, ferr;
+	bool take;
+	int err = 0, ferr;
 
 	if (!dn || !bounce || !plug) {
 		err = -ENOMEM;
@@ -506,13 +533,15 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 
 		if (!(e ? tail_part && (last != first || !head_part) : head_part))
 			continue;
-		err = read_for_merge(sb, inode, tree, ci, (uint32_t)b, buf);
+		err = merge_source(sb, inode, tree, ci, (uint32_t)b, buf);
 		if (err)
 			goto out;
 		memcpy(buf + (o0 - b * F2FS_BLKSIZE), src + (o0 - off), (size_t)(o1 - o0));
 	}
-	ser = f2fs_should_serialize_io(sb, inode, last - first + 1);
-	if (ser)
+	if (ser < 0)
+		ser = f2fs_should_serialize_io(sb, inode, last - first + 1);
+	take = ser && !held;
+	if (take)
 		pthread_mutex_lock(&sb->writepages);
 	while (!err && pos < end) {
 		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);
@@ -576,7 +605,8 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 			for (uint32_t j = 0; j < got; j++, i++) {
 				uint32_t old = get_le32(dn->addrs + 4 * i), a = inplace ? old : addr + j;
 				uint64_t b = pos / F2FS_BLKSIZE;
-				const uint8_t *data = b == first && head_part ? bounce :
+				const uint8_t *data = pages ? pages[b - first] :
+						      b == first && head_part ? bounce :
 						      b == last && tail_part ? bounce + F2FS_BLKSIZE :
 						      src + (b * F2FS_BLKSIZE - off);
 				struct iovec one = { (void *)data, F2FS_BLKSIZE };
@@ -616,13 +646,13 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 		}
 	}
 	/* alloc: the runs are taken, encryption and I/O need no lock */
-	if (ser == F2FS_SER_ALLOC)
+	if (take && ser == F2FS_SER_ALLOC)
 		pthread_mutex_unlock(&sb->writepages);
 	/* blocks already mapped must reach the disk even if a later one failed */
 	ferr = f2fs_plug_flush(plug);
 	if (!err)
 		err = ferr;
-	if (ser == F2FS_SER_FULL)
+	if (take && ser == F2FS_SER_FULL)
 		pthread_mutex_unlock(&sb->writepages);
 	f2fs_drop_extent_cache(tree, off / F2FS_BLKSIZE,
 			       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
@@ -643,6 +673,19 @@ out:
 	return err;
 }
 
+int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+		      size_t len, uint64_t off, size_t *written)
+{
+	return write_blocks(sb, inode, src, NULL, len, off, written, -1, false);
+}
+
+int f2fs_write_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *const *pages,
+		     uint64_t first, uint32_t n, int ser, bool held)
+{
+	return write_blocks(sb, inode, NULL, pages, (size_t)n * F2FS_BLKSIZE,
+			    first * F2FS_BLKSIZE, NULL, ser, held);
+}
+
 /* Write a whole data block of a directory (dentry blocks). */
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf)
@@ -655,23 +698,29 @@ int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t
 }
 
 static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
-			     size_t len, uint64_t off);
+			     size_t len, uint64_t off, bool cached);
 
 /* A new symlink's (possibly encrypted) target: raw bytes, inline when they fit. */
 ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			   size_t len)
 {
-	return do_file_write(sb, inode, buf, len, 0);
+	return do_file_write(sb, inode, buf, len, 0, false);
 }
 
 ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			size_t len, uint64_t off)
 {
-	return do_file_write(sb, inode, buf, len, off);
+	return do_file_write(sb, inode, buf, len, off, false);
+}
+
+ssize_t f2fs_file_write_cached(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			       size_t len, uint64_t off)
+{
+	return do_file_write(sb, inode, buf, len, off, true);
 }
 
 static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
-			     size_t len, uint64_t off)
+			     size_t len, uint64_t off, bool cached)
 {
 	uint64_t end = off + len;
 	struct f2fs_timespec now;
@@ -710,8 +759,15 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 				if (ser)
 					pthread_mutex_unlock(&sb->writepages);
 			}
+		} else if (cached && f2fs_may_cache_write(sb, inode) &&
+			   !f2fs_cached_write(sb, inode, buf, len, off)) {
+			written = len;
 		} else {
-			err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
+			/* short of space (or memory) for the cache: what is cached goes
+			 * first, then the write as it comes, which may be short */
+			err = cached ? f2fs_writeback_inode(sb, inode, false) : 0;
+			if (!err)
+				err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
 		}
 		if (err && !written) {
 			/* nothing written, but a node made on the way is linked from the inode */

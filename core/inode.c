@@ -315,6 +315,13 @@ int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out)
 	return iget(sb, ino, true, out);
 }
 
+void f2fs_ihold(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	pthread_mutex_lock(&sb->icache_lock);
+	inode->refcount++;
+	pthread_mutex_unlock(&sb->icache_lock);
+}
+
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	struct f2fs_inode *victim = NULL;
@@ -695,6 +702,13 @@ void f2fs_remove_orphan(struct f2fs_sb *sb, uint32_t ino)
 int f2fs_evict_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	int err = 0;
+
+	/* dirty pages of a file going away are never written (their
+	 * reservations go with the blocks below), and let go of the inode */
+	if (inode->pages) {
+		f2fs_pc_free(sb->pc, f2fs_pc_detach(sb->pc, &inode->pages), false);
+		f2fs_iput(sb, inode);
+	}
 
 	/* devices keep their number in i_addr; inline inodes keep data there */
 	if ((S_ISREG(inode->mode) || S_ISDIR(inode->mode) || S_ISLNK(inode->mode)) &&

@@ -39,8 +39,13 @@ int f2fs_shutdown(struct f2fs_sb *sb, uint32_t mode)
 	}
 	if (mode == F2FS_SHUTDOWN_NEED_FSCK) {
 		atomic_store(&sb->need_fsck, true);
+		f2fs_sync_data(sb);
 		return f2fs_sync_fs(sb, false);
 	}
+	/* a full sync writes the file data too; the other modes lose it, as
+	 * the kernel's do with dirty pages */
+	if (mode == F2FS_SHUTDOWN_FULLSYNC)
+		f2fs_sync_data(sb);
 	f2fs_lock_all(sb);
 	if (mode == F2FS_SHUTDOWN_FULLSYNC) {
 		err = f2fs_write_dirty_nodes(sb);
@@ -53,6 +58,7 @@ int f2fs_shutdown(struct f2fs_sb *sb, uint32_t mode)
 	atomic_store(&sb->cp_error, true);
 	f2fs_dev_stop_writes(sb->dev);
 	f2fs_unlock_all(sb);
+	f2fs_drop_data(sb);
 	f2fs_warn(sb, "shut down (mode %u): changes fail with EIO until the next mount", mode);
 	return err;
 }
@@ -514,6 +520,12 @@ int f2fs_move_range(struct f2fs_sb *sb, uint32_t src_ino, uint32_t dst_ino, uint
 		err = -ESTALE;
 		goto unlock;
 	}
+	/* both as the device holds them: the copy maps src's blocks */
+	err = f2fs_writeback_inode(sb, src, false);
+	if (!err && dst != src)
+		err = f2fs_writeback_inode(sb, dst, false);
+	if (err)
+		goto unlock;
 	if (f2fs_is_encrypted(src) || f2fs_is_encrypted(dst)) {
 		err = -EOPNOTSUPP;
 		goto unlock;
@@ -787,6 +799,15 @@ int f2fs_get_extents(struct f2fs_sb *sb, uint32_t ino, uint64_t *from, uint64_t 
 	*n = 0;
 	if (err)
 		return err;
+	/* FIEMAP_FLAG_SYNC, which filefrag sets: dirty data is written first */
+	if (inode->pages && f2fs_writable(sb)) {
+		f2fs_iput(sb, inode);
+		err = f2fs_writeback_file(sb, ino);
+		if (!err)
+			err = f2fs_iget_req(sb, ino, &inode);
+		if (err)
+			return err;
+	}
 	pthread_rwlock_rdlock(&inode->lock);
 	end = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
 	*nblocks = end;

@@ -282,6 +282,12 @@ static int fill_super(struct f2fs_sb *sb)
 	sb->cache = f2fs_cache_create(csize);
 	if (!sb->cache)
 		return -ENOMEM;
+	if (sb->opts.writeback) {
+		sb->pc = f2fs_pc_create(sb->opts.dirty_bytes ? sb->opts.dirty_bytes
+							     : F2FS_DEFAULT_DIRTY_BYTES);
+		if (!sb->pc)
+			return -ENOMEM;
+	}
 	err = f2fs_extent_mgr_create(sb, sb->opts.extent_cache_size);
 	if (err)
 		return err;
@@ -348,7 +354,10 @@ static int fill_super(struct f2fs_sb *sb)
 
 static void sb_free(struct f2fs_sb *sb)
 {
+	/* pages left after a failed writeback or a shutdown */
+	f2fs_drop_data(sb);
 	f2fs_icache_destroy(sb);
+	f2fs_pc_destroy(sb->pc);
 	f2fs_extent_mgr_destroy(sb);
 	f2fs_destroy_node_table(sb);
 	f2fs_destroy_node_manager(sb);
@@ -486,6 +495,10 @@ int f2fs_umount(struct f2fs_sb *sb)
 	if (!sb)
 		return 0;
 	if (f2fs_writable(sb)) {
+		/* the dirty pages first: the last checkpoint holds them */
+		err = f2fs_sync_data(sb);
+		if (err)
+			f2fs_err(sb, "writing back file data at unmount: %s", strerror(-err));
 		/* atomic writes never committed leave their files as they were */
 		f2fs_drop_all_atomic_writes(sb);
 		if (atomic_load(&sb->need_fsck))

@@ -326,11 +326,40 @@ pid_t f2fs_caller_tgid(struct f2fs_caller *c)
 	return v ? (pid_t)strtol(v, NULL, 10) : 0;
 }
 
+/* PF_EXITING in the task's flags (/proc/TID/stat, field 9): the task is in do_exit. */
+#define F2FS_PF_EXITING 0x00000004u
+
+bool f2fs_caller_exiting(struct f2fs_caller *c)
+{
+	char buf[1024], *p;
+	unsigned long flags;
+
+	if (c->pid <= 0 || read_proc(c->pid, "stat", buf, sizeof(buf)))
+		return false;
+	/* comm may hold anything, ")" too: the fields start after the last ")" */
+	p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	for (int field = 3; field < 9; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return false;
+	}
+	flags = strtoul(p + 1, NULL, 10);
+	return (flags & F2FS_PF_EXITING) != 0;
+}
+
 #else /* !__linux__ */
 
 pid_t f2fs_caller_tgid(struct f2fs_caller *c)
 {
 	return c->pid;
+}
+
+bool f2fs_caller_exiting(struct f2fs_caller *c)
+{
+	(void)c;
+	return false;
 }
 
 int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len)

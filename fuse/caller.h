@@ -34,6 +34,8 @@ int f2fs_caller_from_socket(struct f2fs_caller *c, int fd);
 void f2fs_caller_done(struct f2fs_caller *c);
 /* The caller's process id (FUSE requests name the thread); 0 if unknown. */
 pid_t f2fs_caller_tgid(struct f2fs_caller *c);
+/* Is the caller's task exiting (its files closed by do_exit: a crash or SIGKILL)? */
+bool f2fs_caller_exiting(struct f2fs_caller *c);
 
 /* capable(cap): the caller's effective set, in the daemon's user namespace. */
 bool f2fs_caller_capable(struct f2fs_caller *c, int cap);

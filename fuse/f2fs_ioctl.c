@@ -298,6 +298,8 @@ bool f2fs_fuse_f2fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void
 	case F2FS_IOC_WRITE_CHECKPOINT:
 		ret = !f2fs_caller_capable(&who, F2FS_CAP_SYS_ADMIN) ? -EPERM : want_write(fs);
 		if (!ret)
+			ret = f2fs_sync_data(fs->sb);
+		if (!ret)
 			ret = f2fs_sync_fs(fs->sb, false);
 		break;
 	case F2FS_IOC_GARBAGE_COLLECT:

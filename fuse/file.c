@@ -87,12 +87,14 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* nothing is buffered; a writer's close drops an atomic write it left open */
 	if ((fi->fh & O_ACCMODE) != O_RDONLY && f2fs_in_atomic_write(fs->sb, nid)) {
 		struct f2fs_caller who;
+		bool exiting;
 		pid_t tgid;
 
 		f2fs_caller_from_req(&who, req);
 		tgid = f2fs_caller_tgid(&who);
+		exiting = f2fs_caller_exiting(&who);
 		f2fs_caller_done(&who);
-		if (tgid > 0 && f2fs_flush_file(fs->sb, nid, (uint32_t)tgid) > 0) {
+		if (tgid > 0 && f2fs_flush_file(fs->sb, nid, (uint32_t)tgid, exiting) > 0) {
 			f2fs_fuse_inval_attrs(fs, ino);
 			f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
 		}

@@ -125,6 +125,46 @@ def test_ioctls_in_progress_commit(rwimage):
     img.finish()
 
 
+def test_killed_writer_aborts_while_others_hold_the_file(rwimage):
+    """A writer killed inside its atomic write drops it at once, as the
+    kernel's f2fs_file_flush does for a task that exits, even while another
+    process keeps the file open for writing: nobody can go on seeing, or
+    commit, a dead transaction."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    f = os.path.join(p, "db")
+    old = blob(5 * BLK + 3, 11)
+    put(f, old)
+    keep = os.open(f, os.O_RDWR)         # the other writer
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fd = os.open(f, os.O_RDWR)
+            fcntl.ioctl(fd, START)
+            os.pwrite(fd, blob(2 * BLK, 12), BLK)
+            os.write(w, b"x")
+            while True:
+                os.pause()
+        finally:
+            os._exit(1)
+    os.close(w)
+    assert os.read(r, 1) == b"x"
+    os.close(r)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    # had the dead write stayed, this commit through the other handle would
+    # make it durable (a commit without an atomic write is an fsync)
+    fcntl.ioctl(keep, COMMIT)
+    assert fresh_read(keep, len(old) + 1) == old
+    os.close(keep)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "db")) == old
+    img.finish()
+
+
 @pytest.mark.parametrize("how", ["abort", "close"])
 def test_abort_restores(rwimage, how):
     """Abort and the writer's close drop the write: content and size as
