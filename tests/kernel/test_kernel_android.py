@@ -4,9 +4,10 @@ kernel again, then the other way round.
 f2fs-fuse runs the read-write workload of test_android_fixture.py on a copy
 (casefolded and encrypted + casefolded directories, compressed .apk files,
 chown, project-inherit creation); fsck.f2fs is clean. The kernel mounts it
-with the fixture's options and the key: its manifest equals what f2fs-fuse
-showed, other spellings of f2fs-fuse's new names find the same inodes, the
-project ids are the ones f2fs-fuse gave, and its log is clean. The kernel
+with the fixture's options: without the key it shows the no-key names and
+errors f2fs-fuse shows; with it, its manifest equals what f2fs-fuse showed,
+other spellings of f2fs-fuse's new names find the same inodes, the project
+ids are the ones f2fs-fuse gave, and its log is clean. The kernel
 then writes more in the same directories; fsck.f2fs is clean again, and
 f2fs-fuse finds the kernel's new names by other spellings, reads its
 compressed file and reports quota usage equal to what the files use."""
@@ -72,6 +73,7 @@ PROJ_PATHS = ["media/0/Download/New Report.PDF", "media/0/Pictures/Holiday",
               "proj/inherit-1000/newdir/f", "proj/noinherit-5000/new"]
 
 GUEST = """set -e
+kmanifest nokey.tsv
 python3 -m ktest_guest add-key $MNT /ktest/run/android.key >$KTEST_OUT/keyid
 kmanifest manifest.tsv
 python3 /ktest/run/lookups.py $MNT /ktest/run/fuse-names.tsv >$KTEST_OUT/lookups.txt
@@ -112,6 +114,8 @@ def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
         mine = M.walk(m.path).manifest
         mine_proj = {p: A._projid_of(os.path.join(m.path, p))[1] for p in PROJ_PATHS}
     fsutil.fsck_check(image)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "nokey", ("ro",)) as m:
+        mine_nokey = M.walk(m.path).manifest
 
     with open(key, "rb") as f:
         files = {"android.key": f.read(), "lookups.py": LOOKUPS, "projids.py": PROJIDS,
@@ -123,6 +127,9 @@ def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
     kman, _ = kernel_manifest(r, "manifest.tsv")
     diffs = M.compare(kman, mine)
     assert diffs == [], "the kernel sees another tree than f2fs-fuse wrote:\n" + M.report(diffs)
+    knokey, _ = kernel_manifest(r, "nokey.tsv")
+    diffs = M.compare(knokey, mine_nokey)
+    assert diffs == [], "no-key names or errors differ from the kernel's:\n" + M.report(diffs)
     assert r.text("lookups.txt").splitlines() == ["%s\tsame" % lk for lk, _ in FUSE_NAMES]
     kproj = dict(ln.split("\t") for ln in r.text("projids.txt").splitlines())
     assert {p: int(v) for p, v in kproj.items()} == mine_proj
