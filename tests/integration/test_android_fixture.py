@@ -560,3 +560,64 @@ def test_android_compress_reservation_and_pinned_quota(mount, image, key_opt):
         bad = [s for s in steps if s[1] != s[2]]
         assert bad == [], bad
     fsutil.fsck_check(image)
+
+
+def test_android_fixture_limits(f2fs_fuse, fixture_image, key_opt):
+    """The limits the kernel set (android.quota.txt) hold on f2fs-fuse's
+    mount: user 10123's 102400 KiB hard block limit and group 1000000's
+    hard limit of 500 inodes (its soft limit of 100 only starts the grace
+    period) give EDQUOT to the users themselves; fsck.f2fs is clean after."""
+    import tempfile
+    for t in ("setpriv",):
+        if not shutil.which(t):
+            pytest.skip("%s not installed" % t)
+    # other users must reach the mount: not under tmp_path, which is root's alone
+    d = tempfile.mkdtemp(prefix="f2fs-android-", dir="/tmp")
+    try:
+        os.chmod(d, 0o755)
+        image = os.path.join(d, "android.img")
+        shutil.copyfile(fixture_image("android"), image)
+        mnt = os.path.join(d, "mnt")
+        with fsutil.mounted(f2fs_fuse, image, mnt,
+                            RW_OPTS + (key_opt, "allow_other")) as m:
+            def as_user(uid, code):
+                r = subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+                                    "--clear-groups", "/usr/bin/python3", "-c", code],
+                                   capture_output=True, text=True, timeout=240)
+                assert r.returncode == 0, r.stdout + r.stderr
+                return r.stdout.split()
+
+            big = os.path.join(m.path, "owners", "app-dir", "big")
+            out = as_user(10123, "import os\n"
+                          "fd = os.open(%r, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                          "chunk = os.urandom(1 << 20)\n"
+                          "try:\n"
+                          "    for i in range(120):\n"
+                          "        d = chunk\n"
+                          "        while d: d = d[os.write(fd, d):]\n"
+                          "    print('no-error')\n"
+                          "except OSError as e:\n"
+                          "    print(e.errno)\n" % big)
+            assert out == ["122"], out                                  # EDQUOT
+            rep = quota_report(m.path, "user")[10123]
+            assert rep[0] <= 102400 and rep[0] > 102400 - 1024 and rep[3] == 102400, rep
+            g = os.path.join(m.path, "owners", "g1000000")
+            os.mkdir(g)
+            os.chown(g, 1000000, 1000000)
+            have = quota_report(m.path, "group")[1000000][1]
+            assert have == 2
+            out = as_user(1000000, "import os\n"
+                          "n = 0\n"
+                          "try:\n"
+                          "    while n < 1000:\n"
+                          "        open(os.path.join(%r, 'f%%d' %% n), 'w').close(); n += 1\n"
+                          "    print(n, 0)\n"
+                          "except OSError as e:\n"
+                          "    print(n, e.errno)\n" % g)
+            assert out == [str(500 - have), "122"], out
+            rep = quota_report(m.path, "group")[1000000]
+            assert rep[1] == 500 and rep[4:] == (100, 500), rep
+            assert quota_usage(m.path) == usage_model(m.path, lambda rel: 0)
+        fsutil.fsck_check(image)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
