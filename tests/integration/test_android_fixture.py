@@ -621,3 +621,68 @@ def test_android_fixture_limits(f2fs_fuse, fixture_image, key_opt):
         fsutil.fsck_check(image)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_android_crash_recovery_quota(f2fs_fuse, image, key_opt, tmp_path):
+    """SIGKILL after fsync(): compressed .apk files (new and rewritten), files
+    in the encrypted + casefolded and casefolded trees (rolled forward), a
+    chown, and an orphan (unlinked while open, checkpointed); the next mount rolls them forward and its quota counts
+    exactly what the files use; fsck.f2fs clean."""
+    mnt = str(tmp_path / "mnt")
+    opts = RW_OPTS + (key_opt,)
+    m = fsutil.Mount(f2fs_fuse, image, mnt, opts).start()
+    try:
+        j = lambda *a: os.path.join(mnt, *a)   # noqa: E731
+        fds = []
+
+        def checkpoint(d):
+            # fsync() of a directory is a checkpoint (CP_NON_REGULAR), as the
+            # kernel's; sync(2) does not reach a FUSE daemon
+            fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+            os.fsync(fd)
+            os.close(fd)
+
+        with open(j("owners", "base.apk"), "wb") as f:
+            f.write(compressible(150000, 4))
+        victim = os.open(j("owners", "system"), os.O_RDONLY)   # an orphan
+        os.unlink(j("owners", "system"))
+        fds.append(victim)
+        checkpoint(j("owners"))
+        # fsync() of a compressed file is a checkpoint (CP_COMPRESSED); the
+        # files after the last one roll forward from their fsync()ed nodes
+
+        def put(path, data, uid=None):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.write(fd, data)
+            if uid is not None:
+                os.fchown(fd, uid, uid)
+            os.fsync(fd)
+            fds.append(fd)
+
+        put(j("owners", "crash.apk"), compressible(300000, 5), 10123)
+        fd = os.open(j("owners", "base.apk"), os.O_WRONLY)
+        os.pwrite(fd, compressible(40000, 6), 50000)        # rewrite compressed clusters
+        os.fsync(fd)
+        fds.append(fd)
+        put(j("media", "0", "Download", "Crash File.bin"), os.urandom(30000))
+        put(j("casefold", "After-Sync.txt"), os.urandom(12000), 1000)
+    finally:
+        m._kill()
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    with fsutil.mounted(f2fs_fuse, image, mnt, opts) as m:
+        j = lambda *a: os.path.join(m.path, *a)   # noqa: E731
+        with open(j("owners", "crash.apk"), "rb") as f:
+            assert f.read() == compressible(300000, 5)
+        want = bytearray(compressible(150000, 4))
+        want[50000:90000] = compressible(40000, 6)
+        with open(j("owners", "base.apk"), "rb") as f:
+            assert f.read() == bytes(want)
+        assert os.stat(j("media", "0", "download", "crash file.BIN")).st_size == 30000
+        assert os.stat(j("casefold", "after-sync.TXT")).st_uid == 1000
+        assert not os.path.exists(j("owners", "system"))
+        assert quota_usage(m.path) == usage_model(m.path, lambda rel: 0)
+    fsutil.fsck_check(image)
