@@ -430,6 +430,21 @@ def workload(mnt):
     links["media/0/Pictures/Holiday/Link"] = 1003
     for n in sorted(os.listdir(j("media", "0", "many")))[:30]:
         os.unlink(j("media", "0", "many", n))
+    # renames there: within one project (DCIM and Pictures are both 1003), by
+    # another spelling of the source; into another project is EXDEV; a
+    # case-only rename keeps the stored name; a hard link by another
+    # spelling of an existing name is EEXIST
+    os.rename(j("media", "0", "dcim", "camera", "img_20240101_120000.JPG"),
+              j("media", "0", "Pictures", "Moved IMG.jpg"))
+    assert os.stat(j("media", "0", "PICTURES", "moved img.JPG")).st_size == 65536
+    assert errno_of(lambda: os.rename(j("media", "0", "Pictures", "Screenshot.PNG"),
+                                      j("media", "0", "Download", "Screenshot.PNG"))) == 18
+    os.rename(j("media", "0", "Movies", "Clip.mp4"), j("media", "0", "Movies", "CLIP.MP4"))
+    assert os.listdir(j("media", "0", "Movies")) == ["Clip.mp4"]
+    os.link(j("media", "0", "Pictures", "Screenshot.PNG"), j("media", "0", "Pictures", "Shot2.png"))
+    assert errno_of(lambda: os.link(j("media", "0", "Pictures", "Screenshot.PNG"),
+                                    j("media", "0", "Pictures", "SHOT2.PNG"))) == 17
+    assert os.stat(j("media", "0", "Pictures", "shot2.PNG")).st_nlink == 2
     # compressed .apk (by extension) and a file in a +c directory
     with open(j("app", "com.example.app-1", "new.apk"), "wb") as f:
         f.write(compressible(300000, 1))
