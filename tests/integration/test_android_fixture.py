@@ -474,7 +474,38 @@ def workload(mnt):
         f.write(os.urandom(50000))
     os.chown(p, 10123, 10123)
     os.unlink(j("user", "0", "com.example.app", "cache", "tmp.bin"))
+    # the compressed code_cache in the IV_INO_LBLK_64 tree: a new file, and a
+    # rewrite in the middle of the kernel's
+    cc = j("user", "0", "com.example.app", "code_cache")
+    with open(os.path.join(cc, "new.odex"), "wb") as f:
+        f.write(compressible(90000, 7))
+    fd = os.open(os.path.join(cc, "code.odex"), os.O_WRONLY)
+    try:
+        os.pwrite(fd, compressible(20000, 8), 70000)
+    finally:
+        os.close(fd)
+    # fs-verity on a new file in the encrypted tree and in verity/
+    for p in (j("user", "0", "com.example.app", "files", "verity.bin"),
+              j("verity", "new-200k")):
+        with open(p, "wb") as f:
+            f.write(compressible(200000, 9))
+        enable_verity(p)
     return links
+
+
+FS_IOC_ENABLE_VERITY = 0x40806685
+# `fsverity digest --hash-alg=sha256 --block-size=4096` of compressible(200000, 9)
+VERITY_200K = "sha256:48713770383f88fda31abc1848a30d662644fcdad062723bb01eaa689aa93b6b"
+
+
+def enable_verity(path):
+    """FS_IOC_ENABLE_VERITY with SHA-256 and 4096-byte blocks, no salt."""
+    arg = struct.pack("<IIIIQIIQ11Q", 1, 1, 4096, 0, 0, 0, 0, 0, *([0] * 11))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_ENABLE_VERITY, arg)
+    finally:
+        os.close(fd)
 
 
 def test_android_read_write(mount, image, fixtures_dir, key_opt):
@@ -525,6 +556,17 @@ def test_android_read_write(mount, image, fixtures_dir, key_opt):
             assert f.read() == compressible(300000, 1)
         assert os.stat(os.path.join(m.path, "media", "0", "DOWNLOAD", "new report.PDF")).st_size \
             == 20000
+        cc = os.path.join(m.path, "user", "0", "com.example.app", "code_cache")
+        with open(os.path.join(cc, "new.odex"), "rb") as f:
+            assert f.read() == compressible(90000, 7)
+        for p in (os.path.join(m.path, "user", "0", "com.example.app", "files", "verity.bin"),
+                  os.path.join(m.path, "verity", "new-200k")):
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                assert getflags(fd) & 0x00100000, p
+                assert measure_verity(fd) == VERITY_200K, p
+            finally:
+                os.close(fd)
     fsutil.fsck_check(image)
 
 

@@ -2,12 +2,14 @@
 kernel again, then the other way round.
 
 f2fs-fuse runs the read-write workload of test_android_fixture.py on a copy
-(casefolded and encrypted + casefolded directories, compressed .apk files,
+(casefolded and encrypted + casefolded directories, compressed .apk files
+and the encrypted compressed code_cache, fs-verity enabled on new files,
 chown, project-inherit creation); fsck.f2fs is clean. The kernel mounts it
 with the fixture's options: without the key it shows the no-key names and
 errors f2fs-fuse shows; with it, its manifest equals what f2fs-fuse showed,
 other spellings of f2fs-fuse's new names find the same inodes, the project
-ids are the ones f2fs-fuse gave, and its log is clean. The kernel
+ids are the ones f2fs-fuse gave, it measures the verity digests f2fs-fuse
+built, and its log is clean. The kernel
 then writes more in the same directories; fsck.f2fs is clean again, and
 f2fs-fuse finds the kernel's new names by other spellings, reads its
 compressed file and reports quota usage equal to what the files use."""
@@ -68,6 +70,17 @@ PROJIDS = (
     "    x, _, _, prj = struct.unpack_from('<IIII', b)\n"
     "    print('%s\\t%d' % (p, prj))\n"
 )
+MEASURE = (
+    "import fcntl, os, struct, sys\n"
+    "for p in sys.argv[2:]:\n"
+    "    fd = os.open(os.path.join(sys.argv[1], p), os.O_RDONLY)\n"
+    "    b = bytearray(struct.pack('<HH', 0, 64) + bytes(64))\n"
+    "    fcntl.ioctl(fd, 0xC0046686, b, True)\n"
+    "    os.close(fd)\n"
+    "    alg, n = struct.unpack_from('<HH', b)\n"
+    "    print('%s\\tsha256:%s' % (p, bytes(b[4:4 + n]).hex()))\n"
+)
+VERITY_PATHS = ["user/0/com.example.app/files/verity.bin", "verity/new-200k"]
 PROJ_PATHS = ["media/0/Download/New Report.PDF", "media/0/Pictures/Holiday",
               "media/0/Pictures/Holiday/Beach.JPG", "proj/inherit-1000/newdir",
               "proj/inherit-1000/newdir/f", "proj/noinherit-5000/new"]
@@ -78,6 +91,7 @@ python3 -m ktest_guest add-key $MNT /ktest/run/android.key >$KTEST_OUT/keyid
 kmanifest manifest.tsv
 python3 /ktest/run/lookups.py $MNT /ktest/run/fuse-names.tsv >$KTEST_OUT/lookups.txt
 python3 /ktest/run/projids.py $MNT "$@" >$KTEST_OUT/projids.txt
+python3 /ktest/run/measure.py $MNT VERITY_PATHS >$KTEST_OUT/verity.txt
 # the kernel writes in the same directories
 echo kernel >"$MNT/casefold/Kernel-Ä.txt"
 dd if=/dev/urandom of="$MNT/media/0/Download/kernel-straße.bin" bs=4k count=5 2>/dev/null
@@ -120,7 +134,9 @@ def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
     with open(key, "rb") as f:
         files = {"android.key": f.read(), "lookups.py": LOOKUPS, "projids.py": PROJIDS,
                  "fuse-names.tsv": _pairs(FUSE_NAMES)}
-    script = GUEST.replace('"$@"', " ".join("'%s'" % p for p in PROJ_PATHS))
+    script = GUEST.replace('"$@"', " ".join("'%s'" % p for p in PROJ_PATHS)) \
+        .replace("VERITY_PATHS", " ".join(VERITY_PATHS))
+    files["measure.py"] = MEASURE
     r = G.kernel_run(image, script, opts=KOPTS, files=files, check=False)
     assert_guest_ok(r, "the kernel reads and writes f2fs-fuse's android image")
     assert r.text("keyid").strip() == "3d143538d69f4f3e52b8bb21d99c8f62"
@@ -133,6 +149,9 @@ def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
     assert r.text("lookups.txt").splitlines() == ["%s\tsame" % lk for lk, _ in FUSE_NAMES]
     kproj = dict(ln.split("\t") for ln in r.text("projids.txt").splitlines())
     assert {p: int(v) for p, v in kproj.items()} == mine_proj
+    # fs-verity that f2fs-fuse enabled (one file encrypted): the kernel's digests
+    assert r.text("verity.txt").splitlines() == ["%s\t%s" % (p, A.VERITY_200K)
+                                                 for p in VERITY_PATHS]
     fsutil.fsck_check(image)
 
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", opts) as m:
