@@ -314,6 +314,13 @@ def test_android_quota_report(mount, image, fixtures_dir, key_opt):
     want = expected_report(read_quota(fixtures_dir))
     with mount(image, options=("rw", NO_PERIODIC, key_opt) + QUOTA_OPTS) as m:
         got = {t: {i: v for i, v in quota_report(m.path, t).items() if any(v)} for t in TYPES}
+        # statfs inside a project-inherit directory shows its project's block
+        # limit and usage (f2fs_statfs_project): project 1003, 204800 KiB hard
+        used = want["project"][1003][0] // 4
+        for d in ("proj/media-image-1003", "media/0/Pictures"):
+            st = os.statvfs(os.path.join(m.path, d))
+            assert (st.f_frsize, st.f_blocks, st.f_bfree, st.f_bavail) == \
+                (4096, 51200, 51200 - used, 51200 - used), d
     want = {t: {i: v for i, v in want[t].items() if any(v)} for t in TYPES}
     assert got == want
     fsutil.fsck_check(image)
