@@ -354,9 +354,18 @@ def usage_model(mnt, link_projid):
             if st.st_ino in seen:
                 continue
             seen.add(st.st_ino)
+            prj = None
             if os.path.isdir(p) and not os.path.islink(p) or os.path.isfile(p) \
                     and not os.path.islink(p):
-                prj = _projid_of(p)[1]
+                try:
+                    prj = _projid_of(p)[1]
+                except OSError as e:
+                    if e.errno != 126:
+                        raise
+                    # an encrypted file without the key cannot be opened:
+                    # what it inherited (the fixture sets no other id there)
+                    px, pp = _projid_of(os.path.dirname(p))
+                    prj = pp if px & FS_XFLAG_PROJINHERIT else 0
             else:
                 prj = link_projid(os.path.relpath(p, mnt))
             for t, qid in zip(TYPES, (st.st_uid, st.st_gid, prj)):
@@ -750,3 +759,42 @@ def test_android_crash_recovery_quota(f2fs_fuse, image, key_opt, tmp_path):
         assert not os.path.exists(j("owners", "system"))
         assert quota_usage(m.path) == usage_model(m.path, lambda rel: 0)
     fsutil.fsck_check(image)
+
+
+def test_android_read_write_without_key(mount, image, key_opt):
+    """Read-write without the key, as the kernel allows: no-key names can be
+    unlinked (also in the encrypted + casefolded tree), nothing can be
+    created there (ENOKEY), and the quota follows; with the key the entries
+    are gone and the rest reads; fsck.f2fs clean."""
+    with mount(image, options=("rw", NO_PERIODIC) + QUOTA_OPTS) as m:
+        lp = lambda rel: 0   # noqa: E731
+        u0 = usage_model(m.path, lp)
+        assert quota_usage(m.path) == u0
+        def subdirs(d):
+            return [os.path.join(d, n) for n in os.listdir(d)
+                    if os.path.isdir(os.path.join(d, n))]
+
+        # no-key names: media/0/many is the one with 200 entries, the app's
+        # files/ the one of its directories with two files
+        many, = [d for d in subdirs(os.path.join(m.path, "media", "0"))
+                 if len(os.listdir(d)) == 200]
+        names = sorted(os.listdir(many))
+        for n in names[:25]:
+            os.unlink(os.path.join(many, n))
+        app, = [d for d in subdirs(os.path.join(m.path, "user", "0"))
+                if len(os.listdir(d)) == 4]
+        files, = [d for d in subdirs(app) if len(os.listdir(d)) == 2]
+        gone = sorted(os.listdir(files))[0]
+        os.unlink(os.path.join(files, gone))
+        assert errno_of(lambda: open(os.path.join(many, "new"), "w")) == 126     # ENOKEY
+        assert errno_of(lambda: os.mkdir(os.path.join(files, "d"))) == 126
+        assert len(os.listdir(many)) == 175
+        u1 = usage_model(m.path, lp)
+        assert quota_usage(m.path) == u1 and u1["project"][1000][1] == u0["project"][1000][1] - 25
+    fsutil.fsck_check(image)
+    with mount(image, options=("ro", key_opt)) as m:
+        assert len(os.listdir(os.path.join(m.path, "media", "0", "many"))) == 175
+        left = os.listdir(os.path.join(m.path, "user", "0", "com.example.app", "files"))
+        assert sorted(left) in (["notes.txt"], ["signed.bin"]), left
+        with open(os.path.join(m.path, "media", "0", "Download", "Report.PDF"), "rb") as f:
+            assert len(f.read()) == 20000
