@@ -91,6 +91,26 @@ void *f2fs_alloc_blocks(size_t nr)
 
 /* ---- the block pool: 4 KiB blocks from 256 KiB slabs ---- */
 
+/*
+ * Under AddressSanitizer a free block is poisoned, so that a use after
+ * f2fs_block_put is reported as it would be after free().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define F2FS_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define F2FS_POOL_ASAN 1
+#endif
+#endif
+#ifdef F2FS_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define pool_poison(p, n)	ASAN_POISON_MEMORY_REGION(p, n)
+#define pool_unpoison(p, n)	ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define pool_poison(p, n)	((void)(p), (void)(n))
+#define pool_unpoison(p, n)	((void)(p), (void)(n))
+#endif
+
 #define SLAB_BLOCKS	64
 #define SLAB_BYTES	((size_t)SLAB_BLOCKS * F2FS_BLKSIZE)
 #define SLAB_ALL_FREE	(~(uint64_t)1)	/* block 0 holds the header */
@@ -139,8 +159,11 @@ void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
 		struct f2fs_slab *s = pool->partial;
 
 		slab_unlink(pool, s);
+		pool_unpoison(s, SLAB_BYTES);
 		free(s);
 	}
+	if (pool->spare)
+		pool_unpoison(pool->spare, SLAB_BYTES);
 	free(pool->spare);
 	pool->spare = NULL;
 	pool->slabs = 0;
@@ -167,6 +190,7 @@ void *f2fs_block_get(struct f2fs_block_pool *pool)
 			return NULL;
 		s = mem;
 		s->free = SLAB_ALL_FREE;
+		pool_poison((uint8_t *)s + F2FS_BLKSIZE, SLAB_BYTES - F2FS_BLKSIZE);
 		pthread_mutex_lock(&pool->lock);
 		pool->slabs++;
 		slab_link(pool, s);
@@ -177,6 +201,7 @@ void *f2fs_block_get(struct f2fs_block_pool *pool)
 		slab_unlink(pool, s);	/* full */
 	pool->blocks++;
 	pthread_mutex_unlock(&pool->lock);
+	pool_unpoison((uint8_t *)s + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE);
 	return (uint8_t *)s + (size_t)i * F2FS_BLKSIZE;
 }
 
@@ -189,6 +214,7 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 		return;
 	s = slab_of(blk);
 	i = (unsigned int)(((uintptr_t)blk - (uintptr_t)s) / F2FS_BLKSIZE);
+	pool_poison(blk, F2FS_BLKSIZE);
 	pthread_mutex_lock(&pool->lock);
 	if (!s->free)
 		slab_link(pool, s);	/* was full */
@@ -204,6 +230,8 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 		}
 	}
 	pthread_mutex_unlock(&pool->lock);
+	if (gone)
+		pool_unpoison(gone, SLAB_BYTES);
 	free(gone);
 }
 
