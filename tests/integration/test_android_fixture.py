@@ -818,33 +818,38 @@ def drop_all_caches():
         f.write("3\n")
 
 
+def gc_all(image, mnt):
+    """Checkpoint, clean every segment of the main area, checkpoint."""
+    with open(image, "rb") as f:
+        f.seek(0x400 + 36)
+        block_count = struct.unpack("<Q", f.read(8))[0]
+        f.seek(0x400 + 92)
+        main_blk = struct.unpack("<I", f.read(4))[0]
+    fd = os.open(mnt, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, F2FS_IOC_WRITE_CHECKPOINT)
+        fcntl.ioctl(fd, F2FS_IOC_GARBAGE_COLLECT_RANGE,
+                    struct.pack("<IxxxxQQ", 1, main_blk, block_count - main_blk - 1))
+        fcntl.ioctl(fd, F2FS_IOC_WRITE_CHECKPOINT)
+    finally:
+        os.close(fd)
+
+
 def test_android_gc_keeps_everything(mount, image, key_opt, fixtures_dir):
     """F2FS_IOC_GARBAGE_COLLECT_RANGE over the whole main area after the
     workload moves compressed clusters, encrypted blocks (IV_INO_LBLK_64
     too), verity files with their Merkle trees, casefolded dentry blocks and
     the quota files; everything reads the same, verity digests and quota
     usage are unchanged, fsck.f2fs is clean, and so is the next mount."""
-    with open(image, "rb") as f:
-        f.seek(0x400 + 36)
-        block_count = struct.unpack("<Q", f.read(8))[0]
-        f.seek(0x400 + 92)
-        main_blk = struct.unpack("<I", f.read(4))[0]
     rows = {p: r for p, r in read_attrs(fixtures_dir).items() if r["verity"] != "-"}
     moved = ["verity/5m", "user/0/com.example.app/files/signed.bin",
              "media/0/Movies/Clip.mp4", "app/com.example.app-1/base.apk"]
     with mount(image, options=RW_OPTS + (key_opt,)) as m:
         links = workload(m.path)
-        fd = os.open(m.path, os.O_RDONLY)
-        try:
-            fcntl.ioctl(fd, F2FS_IOC_WRITE_CHECKPOINT)
-            before = M.walk(m.path).manifest
-            where = [extents(os.path.join(m.path, p)) for p in moved]
-            q0 = quota_usage(m.path)
-            fcntl.ioctl(fd, F2FS_IOC_GARBAGE_COLLECT_RANGE,
-                        struct.pack("<IxxxxQQ", 1, main_blk, block_count - main_blk - 1))
-            fcntl.ioctl(fd, F2FS_IOC_WRITE_CHECKPOINT)
-        finally:
-            os.close(fd)
+        before = M.walk(m.path).manifest
+        where = [extents(os.path.join(m.path, p)) for p in moved]
+        q0 = quota_usage(m.path)
+        gc_all(image, m.path)
         drop_all_caches()
         assert all(extents(os.path.join(m.path, p)) != w for p, w in zip(moved, where)), \
             "the cleaning moved nothing"

@@ -4,7 +4,8 @@ kernel again, then the other way round.
 f2fs-fuse runs the read-write workload of test_android_fixture.py on a copy
 (casefolded and encrypted + casefolded directories, compressed .apk files
 and the encrypted compressed code_cache, fs-verity enabled on new files,
-chown, project-inherit creation); fsck.f2fs is clean. The kernel mounts it
+chown, project-inherit creation) and cleans every segment
+(F2FS_IOC_GARBAGE_COLLECT_RANGE); fsck.f2fs is clean. The kernel mounts it
 with the fixture's options: without the key it shows the no-key names and
 errors f2fs-fuse shows; with it, its manifest equals what f2fs-fuse showed,
 other spellings of f2fs-fuse's new names find the same inodes, the project
@@ -124,6 +125,7 @@ def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
     links = {}
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt", opts) as m:
         links.update(A.workload(m.path))
+        A.gc_all(image, m.path)     # the kernel reads what the cleaning moved
         os.sync()
         mine = M.walk(m.path).manifest
         mine_proj = {p: A._projid_of(os.path.join(m.path, p))[1] for p in PROJ_PATHS}
