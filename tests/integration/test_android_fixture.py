@@ -135,6 +135,19 @@ def fsgetxattr(fd):
     return xflags, projid
 
 
+def fssetxattr(path, xflags, projid):
+    """FS_IOC_FSSETXATTR: the flags and project id (chattr +P / -p)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buf = bytearray(28)
+        fcntl.ioctl(fd, FS_IOC_FSGETXATTR, buf, True)
+        struct.pack_into("<I", buf, 0, xflags)
+        struct.pack_into("<I", buf, 12, projid)
+        fcntl.ioctl(fd, FS_IOC_FSSETXATTR, bytes(buf))
+    finally:
+        os.close(fd)
+
+
 def compress_blocks(fd):
     buf = bytearray(8)
     fcntl.ioctl(fd, F2FS_IOC_GET_COMPRESS_BLOCKS, buf, True)
@@ -481,6 +494,13 @@ def workload(mnt):
     assert _projid_of(j("proj", "inherit-1000", "newdir", "f"))[1] == 1000
     assert errno_of(lambda: os.rename(j("proj", "inherit-1000", "file"),
                                       j("proj", "media-image-1003", "file2"))) == 18
+    # project ids set on existing inodes move their usage (chattr -p / +P)
+    fssetxattr(j("owners", "shell"), 0, 1001)
+    fssetxattr(j("owners", "app-dir"), FS_XFLAG_PROJINHERIT, 20123)
+    assert _projid_of(j("owners", "app-dir", "b")) == (0, 0)    # children keep theirs
+    with open(j("owners", "app-dir", "c"), "wb") as f:
+        f.write(os.urandom(6000))
+    assert _projid_of(j("owners", "app-dir", "c"))[1] == 20123
     with open(j("proj", "noinherit-5000", "new"), "wb") as f:
         f.write(os.urandom(3000))
     assert _projid_of(j("proj", "noinherit-5000", "new"))[1] == 0

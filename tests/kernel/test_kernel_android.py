@@ -84,7 +84,8 @@ MEASURE = (
 VERITY_PATHS = ["user/0/com.example.app/files/verity.bin", "verity/new-200k"]
 PROJ_PATHS = ["media/0/Download/New Report.PDF", "media/0/Pictures/Holiday",
               "media/0/Pictures/Holiday/Beach.JPG", "proj/inherit-1000/newdir",
-              "proj/inherit-1000/newdir/f", "proj/noinherit-5000/new"]
+              "proj/inherit-1000/newdir/f", "proj/noinherit-5000/new", "owners/shell",
+              "owners/app-dir", "owners/app-dir/b", "owners/app-dir/c"]
 
 GUEST = """set -e
 kmanifest nokey.tsv
