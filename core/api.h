@@ -240,6 +240,17 @@ int f2fs_rmdir(struct f2fs_sb *sb, uint32_t dir, const char *name, size_t len);
  */
 int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags);
 int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
+/* The same with the handle's open(2) flags: the last handle that may write
+ * aborts an atomic write left open; then 1 (drop what is cached of the file). */
+int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
+/*
+ * A close(2) of a handle open for writing (FUSE's FLUSH, which close waits
+ * for; the release comes later, asynchronously): when it is the file's
+ * only such handle, an atomic write left open is aborted now, so that the
+ * closing program's next request finds the file as before (the kernel's
+ * release runs before close returns).  1 when it did.
+ */
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
@@ -433,6 +444,18 @@ int f2fs_trim_fs(struct f2fs_sb *sb, uint64_t start, uint64_t len, uint64_t minl
 int f2fs_get_pin_file(struct f2fs_sb *sb, uint32_t ino, bool *pinned, uint32_t *failures);
 /* F2FS_IOC_SET_PIN_FILE: returns i_gc_failures (>= 0) or -errno. */
 int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin);
+/*
+ * Atomic writes (F2FS_IOC_START_ATOMIC_WRITE / START_ATOMIC_REPLACE, COMMIT,
+ * ABORT): between start and commit the file's writes, truncates and size
+ * are seen by every reader but reach the disk only with the commit, which
+ * makes them durable all at once (the fsync path with one mark, or a
+ * checkpoint); abort, the last writable
+ * handle's release, unmount or a crash drop them.  replace: the write
+ * starts from an empty file.  Commit on a file with no atomic write is fsync.
+ */
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace);
+int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino);
+int f2fs_abort_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* F2FS_IOC_DEFRAGMENT: rewrite [*start, *start + *len) bytes contiguously if it is
  * fragmented; *len receives the bytes moved. */
 int f2fs_defragment(struct f2fs_sb *sb, uint32_t ino, uint64_t start, uint64_t *len);

@@ -261,8 +261,43 @@ int f2fs_read_mapped(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci, ui
 	return 0;
 }
 
+/*
+ * An atomic write's view of a file block (the kernel reads it from the page
+ * cache, which holds what was written): the COW inode's block, else the
+ * file's own below atomic_keep, else a hole.  Same contract as
+ * f2fs_map_blocks.
+ */
+static int map_atomic(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
+		      uint32_t maxlen, uint32_t *pblk, uint32_t *len)
+{
+	int err = f2fs_map_blocks(sb, inode->cow, lblk, maxlen, pblk, len);
+
+	if (err || !is_hole(*pblk) || lblk >= inode->atomic_keep)
+		return err;
+	maxlen = (uint32_t)F2FS_MIN((uint64_t)*len, inode->atomic_keep - lblk);
+	return f2fs_map_blocks(sb, inode, lblk, maxlen, pblk, len);
+}
+
+static ssize_t file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
+			 uint64_t off);
+
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
 		       uint64_t off)
+{
+	struct f2fs_inode *cow = inode->cow;
+	ssize_t r;
+
+	if (!cow)
+		return file_read(sb, inode, buf, len, off);
+	/* cleaning moves the COW inode's blocks under its own lock */
+	pthread_rwlock_rdlock(&cow->lock);
+	r = file_read(sb, inode, buf, len, off);
+	pthread_rwlock_unlock(&cow->lock);
+	return r;
+}
+
+static ssize_t file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
+			 uint64_t off)
 {
 	const struct fscrypt_inode_info *ci = NULL;
 
@@ -303,9 +338,11 @@ ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		size_t bytes;
 		int err;
 
-		err = f2fs_map_blocks(sb, inode, lblk,
-				      (uint32_t)F2FS_MIN(want_blocks, (uint64_t)MAX_READ_RUN),
-				      &pblk, &n);
+		want_blocks = F2FS_MIN(want_blocks, (uint64_t)MAX_READ_RUN);
+		if (inode->cow)
+			err = map_atomic(sb, inode, lblk, (uint32_t)want_blocks, &pblk, &n);
+		else
+			err = f2fs_map_blocks(sb, inode, lblk, (uint32_t)want_blocks, &pblk, &n);
 		if (err)
 			return err;	/* never a short read: FUSE takes it for EOF */
 		bytes = (size_t)F2FS_MIN((uint64_t)n * F2FS_BLKSIZE - skip, (uint64_t)(len - done));
@@ -337,7 +374,13 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 		      size_t len, uint64_t off, size_t *written)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
-	bool pinned = S_ISREG(inode->mode) && (inode->inline_flags & F2FS_PIN_FILE);
+	/*
+	 * An atomic write's blocks go to its COW inode at the same index, as
+	 * the kernel's prepare_atomic_write_begin: the file's own stay as they
+	 * are until the commit.  The data is the file's (its key and DUNs).
+	 */
+	struct f2fs_inode *tree = S_ISREG(inode->mode) && inode->cow ? inode->cow : inode;
+	bool pinned = S_ISREG(tree->mode) && (tree->inline_flags & F2FS_PIN_FILE);
 	struct dnode_of_data *dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 	uint8_t *bounce = f2fs_alloc_blocks(2);	/* only the first and last block can be partial */
 	struct f2fs_plug *plug = malloc(sizeof(*plug));
@@ -364,7 +407,7 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 			err = -EFBIG;
 			break;
 		}
-		err = f2fs_get_dnode_of_data(sb, inode, lblk, ALLOC_NODE, dn);
+		err = f2fs_get_dnode_of_data(sb, tree, lblk, ALLOC_NODE, dn);
 		if (err)
 			break;
 		for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && pos < end; i++) {
@@ -382,13 +425,21 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 			}
 			if (n < F2FS_BLKSIZE) {
 				uint8_t *b = bounce + (size_t)(nb++ & 1) * F2FS_BLKSIZE;
+				uint32_t from = old, one_blk;
 
-				if (is_hole(old)) {
+				/* the COW inode's first copy of a block starts from the file's */
+				if (tree != inode && is_hole(old) && pos / F2FS_BLKSIZE < inode->atomic_keep) {
+					err = f2fs_map_blocks(sb, inode, (uint32_t)(pos / F2FS_BLKSIZE), 1,
+							      &from, &one_blk);
+					if (err)
+						break;
+				}
+				if (is_hole(from)) {
 					memset(b, 0, F2FS_BLKSIZE);
 				} else {
 					struct iovec biov = { b, F2FS_BLKSIZE };
 					struct f2fs_crypt_ctx rc;
-					struct f2fs_bio rb = { .op = F2FS_BIO_READ, .blkaddr = old,
+					struct f2fs_bio rb = { .op = F2FS_BIO_READ, .blkaddr = from,
 							       .nr_blocks = 1, .iov = &biov,
 							       .iovcnt = 1 };
 
@@ -413,17 +464,17 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 				goto submit;
 			}
 			/* inc_valid_block_count: the quota first, then the space */
-			if (old == NULL_ADDR && (err = f2fs_dquot_alloc_block(sb, inode, 1)))
+			if (old == NULL_ADDR && (err = f2fs_dquot_alloc_block(sb, tree, 1)))
 				break;
 			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1))) {
-				f2fs_dquot_free_block(sb, inode, 1);
+				f2fs_dquot_free_block(sb, tree, 1);
 				break;
 			}
 			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
 			if (err) {
 				if (old == NULL_ADDR) {
 					f2fs_add_valid_blocks(sb, -1);
-					f2fs_dquot_free_block(sb, inode, 1);
+					f2fs_dquot_free_block(sb, tree, 1);
 				}
 				break;
 			}
@@ -440,7 +491,7 @@ submit:
 			if (addr == old) {
 				/* in place: nothing to account */
 			} else if (old == NULL_ADDR) {
-				inode->blocks++;
+				tree->blocks++;
 			} else if (old != NEW_ADDR) {
 				f2fs_invalidate_block(sb, old);
 			}
@@ -460,8 +511,16 @@ submit:
 	ferr = f2fs_plug_flush(plug);
 	if (!err)
 		err = ferr;
-	f2fs_drop_extent_cache(inode, off / F2FS_BLKSIZE,
+	f2fs_drop_extent_cache(tree, off / F2FS_BLKSIZE,
 				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
+	if (tree != inode) {
+		/* the COW inode's nodes and i_blocks changed: its block goes out with them */
+		if (pos > tree->size)
+			tree->size = pos;
+		ferr = f2fs_mark_inode_dirty(sb, tree);
+		if (!err)
+			err = ferr;
+	}
 	if (written)
 		*written = (size_t)(pos - off);
 out:
@@ -600,6 +659,185 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 done:
 	inode->size = size;
 	return f2fs_mark_inode_dirty(sb, inode);
+}
+
+/*
+ * A truncate inside an atomic write changes nothing on disk until the
+ * commit: the size is the inode's in memory, a cut last block gets its
+ * zeroed copy in the COW inode, the COW inode's blocks past the end go,
+ * and the file's own from there on stop showing (atomic_keep), so that
+ * the commit frees them.  The kernel truncates the file itself, outside
+ * the write; here the truncate is part of it.
+ */
+int f2fs_atomic_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
+{
+	static const uint8_t zeros[F2FS_BLKSIZE];
+	struct f2fs_inode *cow = inode->cow;
+	uint64_t from = (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+	int err = 0;
+
+	if (size > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
+	if (size < inode->size) {
+		if (size % F2FS_BLKSIZE) {
+			uint32_t pblk, n;
+
+			err = map_atomic(sb, inode, (uint32_t)(size / F2FS_BLKSIZE), 1, &pblk, &n);
+			if (!err && !is_hole(pblk))
+				err = f2fs_write_blocks(sb, inode, zeros,
+							F2FS_BLKSIZE - size % F2FS_BLKSIZE, size, NULL);
+			if (err)
+				return err;
+		}
+		err = f2fs_truncate_inode_blocks(sb, cow, from);
+		cow->size = F2FS_MIN(cow->size, size);
+		{
+			int derr = f2fs_mark_inode_dirty(sb, cow);
+
+			if (!err)
+				err = derr;
+		}
+		if (err)
+			return err;
+		if (inode->atomic_keep > from)
+			inode->atomic_keep = from;
+	}
+	inode->size = size;
+	return f2fs_mark_inode_dirty(sb, inode);
+}
+
+/*
+ * The commit of an atomic write (the kernel's __f2fs_commit_atomic_write):
+ * every block of the COW inode takes the place of the file's block at its
+ * index, whose old block is freed; from atomic_keep on, the file's blocks
+ * that no COW block replaced are freed too (ATOMIC_REPLACE, truncates).
+ * The file's direct nodes are made first, so that running out of space
+ * changes nothing.  The blocks stay where they are; their summaries name
+ * their new owner.  Quota: both inodes are charged to the same ids, so a
+ * moved block is no change; a freed one is.
+ */
+int f2fs_atomic_move_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	struct f2fs_inode *cow = inode->cow;
+	size_t dnsz = (sizeof(struct dnode_of_data) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+	struct dnode_of_data *cdn = f2fs_alloc_blocks(dnsz), *odn = f2fs_alloc_blocks(dnsz);
+	uint64_t end = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE, ostart = 0, oend = 0;
+	uint32_t ids[F2FS_MAX_QUOTAS] = { inode->uid, inode->gid, inode->projid };
+	int err = 0;
+
+	if (!cdn || !odn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
+	/* a chown or project change during the write moved the file's charges only */
+	err = f2fs_dquot_transfer(sb, cow, ids, true);
+	if (err)
+		goto out;
+	cow->uid = inode->uid;
+	cow->gid = inode->gid;
+	cow->projid = inode->projid;
+	/* 1: the file's direct nodes for every COW block */
+	for (uint64_t b = 0; b < end && !err;) {
+		uint32_t pblk, n;
+
+		err = f2fs_map_blocks(sb, cow, (uint32_t)b, (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX),
+				      &pblk, &n);
+		if (err)
+			break;
+		if (!is_hole(pblk)) {
+			err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)b, ALLOC_NODE, odn);
+			if (err)
+				break;
+			n = F2FS_MIN(n, odn->naddrs - odn->ofs_in_node);
+			err = f2fs_put_dnode(sb, odn);
+		}
+		b += n ? n : 1;
+	}
+	/* 2: past atomic_keep, the file's blocks without a COW block go */
+	for (uint64_t b = inode->atomic_keep; b < end && !err;) {
+		uint32_t pblk, n;
+
+		err = f2fs_map_blocks(sb, cow, (uint32_t)b, (uint32_t)F2FS_MIN(end - b, (uint64_t)UINT32_MAX),
+				      &pblk, &n);
+		if (!err && is_hole(pblk))
+			err = f2fs_truncate_hole(sb, inode, b, b + n);
+		b += n ? n : 1;
+	}
+	if (!err && inode->atomic_keep != UINT64_MAX)
+		err = f2fs_truncate_inode_blocks(sb, inode, F2FS_MAX(inode->atomic_keep, end));
+	/* 3: the pointers move */
+	end = F2FS_MIN(end, f2fs_max_file_blocks(cow));
+	for (uint64_t b = 0; b < end && !err;) {
+		bool changed = false;
+
+		err = f2fs_get_dnode_of_data(sb, cow, (uint32_t)b, LOOKUP_NODE, cdn);
+		if (err == -ENOENT) {
+			b += cdn->hole_blocks ? cdn->hole_blocks : 1;
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		for (uint32_t i = cdn->ofs_in_node; i < cdn->naddrs && b < end && !err; i++, b++) {
+			uint32_t a = get_le32(cdn->addrs + 4 * i), old, slot;
+
+			if (is_hole(a))
+				continue;
+			if (!f2fs_valid_main_blkaddr(sb, a)) {
+				err = f2fs_corrupted(sb, "inode %u: COW block %llu maps to 0x%x",
+						     inode->ino, (unsigned long long)b, a);
+				break;
+			}
+			if (b < ostart || b >= oend) {
+				if (oend)
+					err = f2fs_put_dnode(sb, odn);
+				if (!err)
+					err = f2fs_get_dnode_of_data(sb, inode, (uint32_t)b, ALLOC_NODE,
+								     odn);
+				if (err) {
+					oend = 0;
+					break;
+				}
+				ostart = b - odn->ofs_in_node;
+				oend = ostart + odn->naddrs;
+			}
+			slot = (uint32_t)(b - ostart);
+			old = get_le32(odn->addrs + 4 * slot);
+			err = f2fs_set_block_owner(sb, a, odn->nid, odn->version, (uint16_t)slot);
+			if (err)
+				break;
+			put_le32(odn->addrs + 4 * slot, a);
+			if (old == NULL_ADDR) {
+				inode->blocks++;
+			} else {
+				f2fs_invalidate_block(sb, old);
+				f2fs_add_valid_blocks(sb, -1);
+				f2fs_dquot_free_block(sb, inode, 1);
+			}
+			put_le32(cdn->addrs + 4 * i, NULL_ADDR);
+			cow->blocks--;
+			changed = true;
+		}
+		if (changed) {
+			int perr = f2fs_put_dnode(sb, cdn);
+
+			if (!err)
+				err = perr;
+		}
+	}
+	if (oend) {
+		int perr = f2fs_put_dnode(sb, odn);
+
+		if (!err)
+			err = perr;
+	}
+	f2fs_drop_extent_cache(inode, 0, UINT32_MAX);
+	f2fs_drop_extent_cache(cow, 0, UINT32_MAX);
+out:
+	free(cdn);
+	free(odn);
+	return err;
 }
 
 /* truncate_hole: free the data blocks (not the nodes) of [start, end). */

@@ -296,6 +296,20 @@ struct f2fs_inode {
 	/* fs-verity (verity.c): set once at the first read or open, then fixed */
 	struct f2fs_verity_info *_Atomic verity;
 
+	/*
+	 * An atomic write (F2FS_IOC_START_ATOMIC_WRITE, ioctl.c): new blocks go
+	 * to the COW inode at the same file index, reads look there first, and
+	 * the inode block keeps original_size until the commit moves the COW
+	 * inode's blocks in.  Below atomic_keep the file's own blocks show where
+	 * the COW inode has none; from there on only the COW inode's do
+	 * (ATOMIC_REPLACE: 0; a truncate lowers it).  Under the inode's lock.
+	 */
+	struct f2fs_inode *cow;		/* referenced; NULL: no atomic write */
+	uint64_t original_size;
+	uint64_t atomic_keep;
+	uint32_t write_count;		/* open handles that may write (under lock) */
+	bool cow_file;			/* this is an atomic write's COW inode */
+
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
 	int ci_err;			/* cached failure, valid while ci_gen matches */
@@ -567,8 +581,9 @@ int f2fs_new_node(struct f2fs_sb *sb, uint32_t ino, uint32_t ofs, bool cold, uin
 int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_inode);
 int f2fs_write_dirty_nodes(struct f2fs_sb *sb);
 /* fsync: ino's dirty dnodes to the warm node log, then a device flush; concurrent
- * callers commit as one group.  Caller holds ino's write lock and cp_rwsem shared. */
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark);
+ * callers commit as one group.  Caller holds ino's write lock and cp_rwsem shared.
+ * atomic: an atomic write's commit (its marked block goes after a flush). */
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic);
 bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid);
 int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid);
 void f2fs_fill_node_footer(uint8_t *blk, uint32_t nid, uint32_t ino, uint32_t ofs, bool cold);
@@ -668,6 +683,11 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			   size_t len);
 int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+/* Atomic writes: a truncate inside the write (size and blocks in the COW inode,
+ * the file's own blocks untouched), and the commit's move of the COW inode's
+ * blocks into the file (caller holds the inode's write lock and cp_rwsem). */
+int f2fs_atomic_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+int f2fs_atomic_move_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode);
 int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 int f2fs_reserve_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t start, uint64_t end);
 /* fallocate on a pinned file: real, zeroed blocks for the holes of [start, end), in whole
@@ -788,6 +808,10 @@ int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t
 			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next);
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
 		       uint16_t ofs);
+/* The live data block at blkaddr now belongs to slot ofs of dnode nid (a commit
+ * moving an atomic write's block): its summary entry says so. */
+int f2fs_set_block_owner(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
+			 uint16_t ofs);
 int f2fs_allocate_new_segments(struct f2fs_sb *sb);
 /* Move log type to the first segment of a wholly free section (-ENOSPC if none). */
 int f2fs_new_section(struct f2fs_sb *sb, int type);
@@ -832,6 +856,18 @@ static inline bool f2fs_test_bit_le(uint32_t nr, const uint8_t *map)
 {
 	return map[nr >> 3] & (1u << (nr & 7));
 }
+
+/* ======================= atomic writes (ioctl.c) ======================= */
+
+/* file.c: fsync must commit a checkpoint for inode (the kernel's need_do_checkpoint):
+ * the roll-forward cannot express its state.  Caller holds the inode's lock. */
+bool f2fs_need_do_checkpoint(struct f2fs_sb *sb, const struct f2fs_inode *inode);
+
+/* Drop an atomic write: the COW inode goes, the size is the file's again.
+ * Caller holds the inode's write lock and cp_rwsem shared. */
+int f2fs_drop_atomic_write(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* Unmount: every atomic write still open is dropped. */
+void f2fs_drop_all_atomic_writes(struct f2fs_sb *sb);
 
 /* ======================= cleaning (gc.c) ======================= */
 

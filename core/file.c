@@ -67,6 +67,8 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	}
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->open_count++;
+	if (for_write)
+		inode->write_count++;
 	pthread_rwlock_unlock(&inode->lock);
 	/* the reference is kept until f2fs_release */
 	return 0;
@@ -76,7 +78,7 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 static bool unused_orphan(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	return !inode->open_count && !inode->links && !inode->unhashed && f2fs_writable(sb) &&
-	       !f2fs_inode_held(sb, inode->ino);
+	       !inode->cow_file && !f2fs_inode_held(sb, inode->ino);
 }
 
 /* Free inode if unused_orphan; the caller holds a reference and no locks. */
@@ -94,30 +96,90 @@ static int evict_unused(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	f2fs_balance_fs(sb);
 	f2fs_lock_op(sb);
 	pthread_rwlock_wrlock(&inode->lock);
-	if (unused_orphan(sb, inode))
-		err = f2fs_evict_inode(sb, inode);
+	if (unused_orphan(sb, inode)) {
+		/* an atomic write nobody can finish any more goes first */
+		err = f2fs_drop_atomic_write(sb, inode);
+		if (!err)
+			err = f2fs_evict_inode(sb, inode);
+	}
 	pthread_rwlock_unlock(&inode->lock);
 	f2fs_unlock_op(sb);
 	return err;
 }
 
-int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
+/*
+ * f2fs_release_file: the last handle that may write takes an atomic write
+ * still open with it (as the kernel's, which aborts it then).  1 when it
+ * did, for the caller to drop what it cached of the file.
+ */
+int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags)
 {
 	struct f2fs_inode *inode;
-	int err = f2fs_iget_req(sb, ino, &inode);
+	bool writer = (oflags & O_ACCMODE) != O_RDONLY, abort_atomic;
+	int err = f2fs_iget_req(sb, ino, &inode), aborted = 0;
 
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&inode->lock);
 	if (inode->open_count)
 		inode->open_count--;
+	if (writer && inode->write_count)
+		inode->write_count--;
 	if (!inode->open_count)
 		f2fs_compress_drop_cache(inode);
+	abort_atomic = writer && !inode->write_count && inode->cow;
 	pthread_rwlock_unlock(&inode->lock);
-	err = evict_unused(sb, inode);
+	if (abort_atomic && f2fs_writable(sb)) {
+		f2fs_lock_op(sb);
+		pthread_rwlock_wrlock(&inode->lock);
+		if (!inode->write_count && inode->cow) {
+			err = f2fs_drop_atomic_write(sb, inode);
+			aborted = 1;
+		}
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_unlock_op(sb);
+	}
+	{
+		int eerr = evict_unused(sb, inode);
+
+		if (!err)
+			err = eerr;
+	}
 	f2fs_iput(sb, inode);	/* this call's */
 	f2fs_iput(sb, inode);	/* the open's */
-	return err;
+	return err ? err : aborted;
+}
+
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	bool due;
+	int err = f2fs_iget_req(sb, ino, &inode), aborted = 0;
+
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	due = inode->cow && inode->write_count == 1;
+	pthread_rwlock_unlock(&inode->lock);
+	if (due && f2fs_writable(sb)) {
+		f2fs_lock_op(sb);
+		pthread_rwlock_wrlock(&inode->lock);
+		if (inode->cow && inode->write_count == 1) {
+			err = f2fs_drop_atomic_write(sb, inode);
+			aborted = 1;
+		}
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_unlock_op(sb);
+	}
+	f2fs_iput(sb, inode);
+	return err ? err : aborted;
+}
+
+int f2fs_release(struct f2fs_sb *sb, uint32_t ino)
+{
+	int err = f2fs_release_file(sb, ino, O_RDONLY);
+
+	return err < 0 ? err : 0;
 }
 
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino)
@@ -213,11 +275,12 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 			err = -EPERM;
 			goto out;
 		}
-		if (sa->size != inode->size) {
+		if (inode->cow)
+			err = f2fs_atomic_truncate(sb, inode, sa->size);
+		else if (sa->size != inode->size)
 			err = f2fs_truncate(sb, inode, sa->size);
-			if (err)
-				goto out;
-		}
+		if (err)
+			goto out;
 		/* f2fs_setattr: a size change, even to the same size, is a modification */
 		f2fs_inode_set_time(inode, F2FS_TIME_MTIME, &now);
 	}
@@ -467,6 +530,15 @@ int f2fs_fallocate_as(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, 
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
 	}
+	/*
+	 * An atomic write's blocks are all in its COW inode until the commit:
+	 * reserving or punching the file's own would change it outside the
+	 * write, so that is refused, as moving its blocks is (pin, defragment).
+	 */
+	if (inode->cow) {
+		err = -EINVAL;
+		goto out;
+	}
 	/* vfs_fallocate: only plain allocation on an append-only file; verity
 	 * files have no handle open for writing */
 	if (f2fs_is_immutable(inode) || f2fs_is_verity(inode) ||
@@ -559,6 +631,14 @@ out:
  * compressed files (CP_COMPRESSED), whose clusters and i_compr_blocks a
  * checkpoint commits as one.
  */
+bool f2fs_need_do_checkpoint(struct f2fs_sb *sb, const struct f2fs_inode *inode)
+{
+	return !S_ISREG(inode->mode) || inode->links != 1 ||
+	       (inode->advise & FADVISE_LOST_PINO_BIT) ||
+	       !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
+	       f2fs_rollforward_may_overflow(sb) || f2fs_is_compressed(inode);
+}
+
 int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 {
 	struct f2fs_inode *inode;
@@ -570,13 +650,10 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 	err = f2fs_begin_op(sb, ino, 0, &inode);
 	if (err)
 		return err;
-	need_cp = !S_ISREG(inode->mode) || inode->links != 1 ||
-		  (inode->advise & FADVISE_LOST_PINO_BIT) ||
-		  !f2fs_nat_checkpointed(sb, inode->pino) || sb->opts.fsync_checkpoint ||
-		  f2fs_rollforward_may_overflow(sb) || f2fs_is_compressed(inode);
+	need_cp = f2fs_need_do_checkpoint(sb, inode);
 	/* the nodes and one flush, shared with the fsyncs running alongside */
 	if (!need_cp)
-		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino));
+		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), false);
 	f2fs_end_op(sb, inode);
 	if (need_cp)
 		err = f2fs_sync_fs(sb, false);
@@ -705,6 +782,9 @@ static int change_compression(struct f2fs_sb *sb, struct f2fs_inode *inode, uint
 		return -EINVAL;
 	if (!((next ^ inode->flags) & F2FS_COMPR_FL))
 		return 0;
+	/* an atomic write's blocks are written raw into its COW inode */
+	if (inode->cow)
+		return -EINVAL;
 	if (!f2fs_has_feature(sb, F2FS_FEATURE_COMPRESSION))
 		return -EOPNOTSUPP;
 	/* F2FS_HAS_BLOCKS: i_blocks beyond the inode block itself */

@@ -476,7 +476,9 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	put_le32(n + I_UID, inode->uid);
 	put_le32(n + I_GID, inode->gid);
 	put_le32(n + I_LINKS, inode->links);
-	put_le64(n + I_SIZE, inode->size);
+	/* an atomic write's size reaches the disk only with its commit (as the
+	 * kernel's f2fs_update_inode leaves i_size while FI_ATOMIC_FILE) */
+	put_le64(n + I_SIZE, inode->cow ? inode->original_size : inode->size);
 	put_le64(n + I_BLOCKS, inode->blocks);
 	put_le32(n + I_GENERATION, inode->generation);
 	if ((inode->mode & S_IFMT) == S_IFDIR)

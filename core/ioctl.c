@@ -117,8 +117,8 @@ int f2fs_ioc_gc_range(struct f2fs_sb *sb, bool sync, uint64_t start, uint64_t le
 
 uint32_t f2fs_get_features(const struct f2fs_sb *sb)
 {
-	/* the kernel adds ATOMIC_WRITE, which this driver does not have yet */
-	return sb->feature;
+	/* f2fs_ioc_get_features: atomic writes need no feature on disk */
+	return sb->feature | F2FS_FEATURE_ATOMIC_WRITE;
 }
 
 /* UTF-16LE volume_name to UTF-8; unpaired surrogates become U+FFFD. */
@@ -321,7 +321,8 @@ int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin)
 
 	if (err)
 		return err;
-	if (!S_ISREG(inode->mode)) {
+	/* an atomic write's blocks are about to move */
+	if (!S_ISREG(inode->mode) || inode->cow) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -407,7 +408,8 @@ static void touch_mtime(struct f2fs_inode *inode)
 /* What moving data needs of a file: a regular file with data we may rewrite. */
 static int check_movable(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
-	if (!S_ISREG(inode->mode))
+	/* f2fs_defragment_range, f2fs_move_file_range: not during an atomic write */
+	if (!S_ISREG(inode->mode) || inode->cow)
 		return -EINVAL;
 	if (f2fs_is_immutable(inode) || f2fs_is_append(inode))
 		return -EPERM;
@@ -562,6 +564,181 @@ unref:
 		f2fs_iput(sb, src);
 	f2fs_unlock_op(sb);
 	return err;
+}
+
+/* ---------------------------------------------------------------- atomic writes */
+
+/*
+ * The kernel's atomic writes (f2fs_ioc_start_atomic_write, segment.c's
+ * f2fs_commit_atomic_write and f2fs_abort_atomic_write), without a page
+ * cache: START makes a COW inode, an unlinked inode on the orphan list
+ * (a crash frees it), and from then on the file's writes put their blocks
+ * into it at the same index (data.c), reads look there first, and the
+ * size changes in memory only (inode.c writes original_size).  COMMIT
+ * moves the COW inode's blocks into the file and, as the kernel, writes
+ * the file's dnodes through the fsync path with only the last one marked,
+ * so that the roll-forward replays all of them or none; what it cannot
+ * express (freed nodes, hard links, ...) commits a checkpoint instead.
+ */
+static void put_cow(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	struct f2fs_inode *cow = inode->cow;
+	int err;
+
+	inode->cow = NULL;
+	inode->atomic_keep = 0;
+	pthread_rwlock_wrlock(&cow->lock);
+	err = f2fs_evict_inode(sb, cow);
+	pthread_rwlock_unlock(&cow->lock);
+	/* still an orphan if that failed: the next mount frees it */
+	if (err)
+		f2fs_warn(sb, "atomic write of inode %u: freeing COW inode %u: %s", inode->ino,
+			  cow->ino, strerror(-err));
+	f2fs_iput(sb, cow);
+}
+
+int f2fs_drop_atomic_write(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	if (!inode->cow)
+		return 0;
+	inode->size = inode->original_size;
+	put_cow(sb, inode);
+	return f2fs_mark_inode_dirty(sb, inode);
+}
+
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
+{
+	struct f2fs_inode *inode, *cow = NULL;
+	int err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
+
+	if (err)
+		return err;
+	if (!S_ISREG(inode->mode)) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* f2fs_disable_compressed_file: only while it has no blocks */
+	if (f2fs_is_compressed(inode)) {
+		if (inode->blocks > 1) {
+			err = -EINVAL;
+			goto out;
+		}
+		f2fs_clear_compress_context(inode);
+		err = f2fs_mark_inode_dirty(sb, inode);
+		if (err)
+			goto out;
+	}
+	/* a second start leaves the write as it is, as the kernel's */
+	if (inode->cow)
+		goto out;
+	err = f2fs_require_key(sb, inode);
+	if (!err && (inode->inline_flags & F2FS_INLINE_DATA))
+		err = f2fs_convert_inline_inode(sb, inode);
+	if (!err)
+		err = f2fs_new_inode(sb, NULL, S_IFREG, inode->uid, inode->gid, &cow);
+	if (err)
+		goto out;
+	/* f2fs_get_tmpfile: no name, no links, on the orphan list */
+	cow->cow_file = true;
+	cow->links = 0;
+	cow->inline_flags &= (uint8_t)~F2FS_INLINE_DATA;
+	{
+		uint32_t ids[F2FS_MAX_QUOTAS] = { inode->uid, inode->gid, inode->projid };
+
+		err = f2fs_dquot_transfer(sb, cow, ids, true);
+		cow->projid = inode->projid;
+	}
+	if (!err)
+		err = f2fs_add_orphan(sb, cow->ino);
+	if (!err)
+		err = f2fs_mark_inode_dirty(sb, cow);
+	if (err) {
+		pthread_rwlock_wrlock(&cow->lock);
+		f2fs_evict_inode(sb, cow);
+		pthread_rwlock_unlock(&cow->lock);
+		f2fs_iput(sb, cow);
+		goto out;
+	}
+	inode->original_size = inode->size;
+	inode->atomic_keep = replace ? 0 : UINT64_MAX;
+	if (replace)
+		inode->size = 0;
+	cow->size = inode->size;
+	inode->cow = cow;
+	err = f2fs_mark_inode_dirty(sb, inode);
+out:
+	f2fs_end_op(sb, inode);
+	return err;
+}
+
+int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	bool need_cp;
+	int err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
+
+	if (err)
+		return err;
+	if (!inode->cow) {
+		/* f2fs_ioc_commit_atomic_write on a plain file: an fsync */
+		f2fs_end_op(sb, inode);
+		return f2fs_fsync(sb, ino, false);
+	}
+	/* nodes the commit frees (REPLACE, truncates) are beyond the roll-forward */
+	need_cp = inode->atomic_keep != UINT64_MAX;
+	err = f2fs_atomic_move_blocks(sb, inode);
+	if (err) {
+		/* as the kernel, a failed commit aborts */
+		f2fs_err(sb, "atomic write of inode %u: commit failed: %s", ino, strerror(-err));
+		f2fs_drop_atomic_write(sb, inode);
+	} else {
+		put_cow(sb, inode);
+		err = f2fs_mark_inode_dirty(sb, inode);
+	}
+	need_cp = need_cp || f2fs_need_do_checkpoint(sb, inode);
+	if (!err && !need_cp) {
+		/* f2fs_do_sync_file(atomic): the file's dnodes, the last one marked */
+		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), true);
+	}
+	f2fs_end_op(sb, inode);
+	if (!err && need_cp)
+		err = f2fs_sync_fs(sb, false);
+	return err;
+}
+
+int f2fs_abort_atomic_write(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	int err = f2fs_begin_op(sb, ino, 0, &inode);
+
+	if (err)
+		return err;
+	err = f2fs_drop_atomic_write(sb, inode);
+	f2fs_end_op(sb, inode);
+	return err;
+}
+
+void f2fs_drop_all_atomic_writes(struct f2fs_sb *sb)
+{
+	for (;;) {
+		struct f2fs_inode *inode;
+		uint32_t ino = 0;
+
+		pthread_mutex_lock(&sb->icache_lock);
+		for (int b = 0; b < F2FS_ICACHE_BUCKETS && !ino; b++)
+			for (struct f2fs_inode *i = sb->icache[b]; i && !ino; i = i->hnext)
+				if (i->cow)
+					ino = i->ino;
+		pthread_mutex_unlock(&sb->icache_lock);
+		if (!ino || f2fs_iget(sb, ino, &inode))
+			return;
+		f2fs_lock_op(sb);
+		pthread_rwlock_wrlock(&inode->lock);
+		f2fs_drop_atomic_write(sb, inode);
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_unlock_op(sb);
+		f2fs_iput(sb, inode);
+	}
 }
 
 /* ---------------------------------------------------------------- reports */

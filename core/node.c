@@ -990,6 +990,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 struct f2fs_fsync_req {
 	uint32_t ino;
 	bool dent_mark;
+	bool atomic;		/* an atomic write's commit: a flush before its marked block */
 	bool done;
 	int err;
 	struct f2fs_fsync_req *next;
@@ -1032,7 +1033,7 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 	uint64_t cp_ver = f2fs_node_footer_cp_ver(sb);
 	struct write_batch *wb = malloc(sizeof(*wb));
 	uint32_t nr = 0, cap = 0, *nids = NULL, *addrs = NULL;
-	uint8_t *io = NULL;
+	uint8_t *io = NULL, *preflush = NULL;
 	int err = 0;
 
 	*written = 0;
@@ -1063,7 +1064,8 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		io = f2fs_alloc_blocks(nr);
 		nids = malloc(nr * sizeof(*nids));
 		addrs = malloc(nr * sizeof(*addrs));
-		if (!io || !nids || !addrs)
+		preflush = calloc(nr, 1);
+		if (!io || !nids || !addrs || !preflush)
 			err = -ENOMEM;
 	}
 	for (uint32_t i = 0; i < nr && !err; i++) {
@@ -1072,6 +1074,8 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		bool last = i + 1 == nr || f2fs_node_ino(list[i + 1]->data) != ino;
 		struct f2fs_node_info ni;
 		uint32_t next, flag;
+
+		preflush[i] = last && batch_find(batch, ino)->atomic;
 
 		err = f2fs_get_node_info(sb, d->nid, &ni);
 		if (err)
@@ -1101,8 +1105,16 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 	 * done the nodes stay in the table, so readers and writers of other
 	 * inodes go on and a node read finds the table's copy */
 	for (uint32_t i = 0; i < nr && !err; i++) {
-		if (wb->n && (wb->start + wb->n != addrs[i] || wb->n == ARRAY_SIZE(wb->iov)))
+		if (wb->n && (wb->start + wb->n != addrs[i] || wb->n == ARRAY_SIZE(wb->iov) ||
+			      preflush[i]))
 			err = batch_flush(sb, wb);
+		/*
+		 * An atomic commit: everything before its marked block, the data
+		 * too, is durable first (the kernel's REQ_PREFLUSH on it), so that
+		 * recovery replays all of the commit or none.
+		 */
+		if (!err && preflush[i])
+			err = f2fs_dev_flush(sb->dev);
 		if (!wb->n)
 			wb->start = addrs[i];
 		wb->iov[wb->n++] = (struct iovec){ io + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE };
@@ -1133,6 +1145,7 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 	free(io);
 	free(nids);
 	free(addrs);
+	free(preflush);
 	free(wb);
 	return err;
 }
@@ -1193,10 +1206,10 @@ static void gather(struct f2fs_node_table *t)
 			break;
 }
 
-int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark)
+int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool atomic)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;
-	struct f2fs_fsync_req req = { .ino = ino, .dent_mark = dent_mark };
+	struct f2fs_fsync_req req = { .ino = ino, .dent_mark = dent_mark, .atomic = atomic };
 
 	f2fs_stat_add(sb, fsync_requests, 1);
 	pthread_mutex_lock(&t->fsync_lock);

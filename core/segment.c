@@ -851,6 +851,51 @@ bool f2fs_rollforward_may_overflow(struct f2fs_sb *sb)
 	return over;
 }
 
+/*
+ * Record that block off of segment segno is slot ofs of dnode nid: in the
+ * summary of the log writing that segment, else in its SSA block.  Under
+ * sm->lock, so that SSR cannot load the SSA block between the read and
+ * the write here.
+ */
+static int set_summary_locked(struct f2fs_sb *sb, uint32_t segno, uint32_t off, uint32_t nid,
+			      uint8_t version, uint16_t ofs)
+{
+	struct f2fs_seg_entry *se = &sb->sm->sentries[segno];
+	uint8_t *sum = NULL, *blk;
+	int err;
+
+	for (int t = 0; t < NR_CURSEG_TYPE; t++) {
+		if (sb->curseg[t].segno == segno) {
+			sum = sb->curseg[t].sum;
+			break;
+		}
+	}
+	if (sum) {
+		put_le32(sum + off * SUMMARY_SIZE, nid);
+		sum[off * SUMMARY_SIZE + 4] = version;
+		put_le16(sum + off * SUMMARY_SIZE + 5, ofs);
+		return 0;
+	}
+	blk = f2fs_alloc_blocks(1);
+	if (!blk)
+		return -ENOMEM;
+	err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, blk, 1);
+	if (!err) {
+		struct iovec iov = { blk, F2FS_BLKSIZE };
+		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + segno,
+					.nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
+
+		if (blk[SUM_FOOTER_OFFSET] != SUM_TYPE_DATA && se->valid_blocks == 1)
+			blk[SUM_FOOTER_OFFSET] = SUM_TYPE_DATA;
+		put_le32(blk + off * SUMMARY_SIZE, nid);
+		blk[off * SUMMARY_SIZE + 4] = version;
+		put_le16(blk + off * SUMMARY_SIZE + 5, ofs);
+		err = f2fs_submit_bio(sb->dev, &bio);
+	}
+	free(blk);
+	return err;
+}
+
 /* Roll-forward: block `blkaddr`, written after the checkpoint, is live again
  * as slot ofs of dnode nid.  Mark it valid and record its summary. */
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
@@ -860,8 +905,7 @@ int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8
 	uint32_t segno = (blkaddr - sb->main_blkaddr) >> sb->log_blocks_per_seg;
 	uint32_t off = (blkaddr - sb->main_blkaddr) & (sb->blocks_per_seg - 1);
 	struct f2fs_seg_entry *se;
-	uint8_t *sum = NULL;
-	int err = 0;
+	int err;
 
 	pthread_mutex_lock(&sm->lock);
 	se = &sm->sentries[segno];
@@ -881,38 +925,24 @@ int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8
 	if (!se->type || se->type >= NR_CURSEG_TYPE || se->valid_blocks == 1)
 		se->type = CURSEG_WARM_DATA;
 	mark_sit_dirty(sm, segno);
-	for (int t = 0; t < NR_CURSEG_TYPE; t++) {
-		if (sb->curseg[t].segno == segno) {
-			sum = sb->curseg[t].sum;
-			break;
-		}
-	}
-	if (sum) {
-		put_le32(sum + off * SUMMARY_SIZE, nid);
-		sum[off * SUMMARY_SIZE + 4] = version;
-		put_le16(sum + off * SUMMARY_SIZE + 5, ofs);
-	}
+	err = set_summary_locked(sb, segno, off, nid, version, ofs);
 	pthread_mutex_unlock(&sm->lock);
-	if (!sum) {
-		/* not a current segment: its summary is in the SSA */
-		uint8_t *blk = f2fs_alloc_blocks(1);
-		struct iovec iov = { blk, F2FS_BLKSIZE };
-		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + segno,
-					.nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
+	return err;
+}
 
-		if (!blk)
-			return -ENOMEM;
-		err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, blk, 1);
-		if (!err) {
-			if (blk[SUM_FOOTER_OFFSET] != SUM_TYPE_DATA && se->valid_blocks == 1)
-				blk[SUM_FOOTER_OFFSET] = SUM_TYPE_DATA;
-			put_le32(blk + off * SUMMARY_SIZE, nid);
-			blk[off * SUMMARY_SIZE + 4] = version;
-			put_le16(blk + off * SUMMARY_SIZE + 5, ofs);
-			err = f2fs_submit_bio(sb->dev, &bio);
-		}
-		free(blk);
-	}
+int f2fs_set_block_owner(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
+			 uint16_t ofs)
+{
+	uint32_t segno, off;
+	int err;
+
+	if (!f2fs_valid_main_blkaddr(sb, blkaddr))
+		return f2fs_corrupted(sb, "block 0x%x outside the main area changes owner", blkaddr);
+	segno = (blkaddr - sb->main_blkaddr) >> sb->log_blocks_per_seg;
+	off = (blkaddr - sb->main_blkaddr) & (sb->blocks_per_seg - 1);
+	pthread_mutex_lock(&sb->sm->lock);
+	err = set_summary_locked(sb, segno, off, nid, version, ofs);
+	pthread_mutex_unlock(&sb->sm->lock);
 	return err;
 }
 

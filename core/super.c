@@ -482,6 +482,8 @@ int f2fs_umount(struct f2fs_sb *sb)
 	if (!sb)
 		return 0;
 	if (f2fs_writable(sb)) {
+		/* atomic writes never committed leave their files as they were */
+		f2fs_drop_all_atomic_writes(sb);
 		if (atomic_load(&sb->need_fsck))
 			f2fs_warn(sb, "an inconsistency was found: the last checkpoint asks for fsck");
 		/*

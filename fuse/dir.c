@@ -446,7 +446,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	f2fs_fuse_set_open_flags(fs, st.ino, fi);
 	/* An interrupted create leaves no file handle for release to drop. */
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
-		f2fs_release(fs->sb, st.ino);
+		f2fs_release_file(fs->sb, st.ino, fi->flags);
 }
 
 void f2fs_fuse_dir_ops(struct fuse_lowlevel_ops *ops)

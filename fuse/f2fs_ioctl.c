@@ -8,7 +8,7 @@
  * FUSE carries an ioctl by its number alone: _IOC_SIZE(cmd) bytes in for
  * _IOC_WRITE, out for _IOC_READ.  F2FS_IOC_SHUTDOWN is _IOR although the
  * kernel reads its argument, so its mode is read from the caller's memory
- * (caller.c).
+ * (caller.c).  The atomic write ioctls carry nothing.
  */
 #include "f2fs_fuse.h"
 #include "caller.h"
@@ -23,6 +23,11 @@
 #include <linux/f2fs.h>
 #include <linux/fs.h>
 
+/* <linux/f2fs.h> of older kernels lacks it */
+#ifndef F2FS_IOC_START_ATOMIC_REPLACE
+#define F2FS_IOC_START_ATOMIC_REPLACE	_IO(F2FS_IOCTL_MAGIC, 25)
+#endif
+
 /* The ioctls here; the others go on to the flags and key handlers. */
 static bool is_ours(unsigned int cmd)
 {
@@ -32,6 +37,8 @@ static bool is_ours(unsigned int cmd)
 		F2FS_IOC_GET_FEATURES, F2FS_IOC_SET_PIN_FILE, F2FS_IOC_GET_PIN_FILE,
 		FS_IOC_GETFSLABEL, FS_IOC_SETFSLABEL, FITRIM,
 		F2FS_IOC_FSCTL_STATUS, F2FS_IOC_FSCTL_EXTENTS,
+		F2FS_IOC_START_ATOMIC_WRITE, F2FS_IOC_START_ATOMIC_REPLACE,
+		F2FS_IOC_COMMIT_ATOMIC_WRITE, F2FS_IOC_ABORT_ATOMIC_WRITE,
 	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -104,6 +111,54 @@ static int move_range_ioctl(struct f2fs_fuse *fs, struct f2fs_caller *who, fuse_
 	f2fs_fuse_inval_attrs(fs, (fuse_ino_t)dst);
 	f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
 	f2fs_fuse_drop_cached_range(fs, (fuse_ino_t)dst, 0, 0);
+	return err;
+}
+
+/*
+ * The atomic write ioctls' checks (f2fs_ioc_start_atomic_write and its
+ * siblings): a handle open for writing (EBADF), the owner or CAP_FOWNER
+ * (EACCES), a regular file not opened O_DIRECT for start (EINVAL).  What the
+ * kernel cached of the file is dropped when the write's data goes away or
+ * the size changes under it.
+ */
+static int atomic_ioctl(struct f2fs_fuse *fs, struct f2fs_caller *who, fuse_ino_t ino,
+			struct fuse_file_info *fi, unsigned int cmd)
+{
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	struct f2fs_stat st;
+	int err;
+
+	/* the handle holds the open's flags (ops.c) */
+	if (!fi || (fi->fh & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	err = f2fs_getattr(fs->sb, nid, &st);
+	if (err)
+		return err;
+	if (!f2fs_caller_owns(who, fs, &st))
+		return -EACCES;
+	if (cmd == (unsigned int)F2FS_IOC_START_ATOMIC_WRITE ||
+	    cmd == (unsigned int)F2FS_IOC_START_ATOMIC_REPLACE) {
+		if (!S_ISREG(st.mode) || (fi->fh & O_DIRECT))
+			return -EINVAL;
+	}
+	err = want_write(fs);
+	if (err)
+		return err;
+	switch (cmd) {
+	case F2FS_IOC_START_ATOMIC_WRITE:
+		return f2fs_start_atomic_write(fs->sb, nid, false);
+	case F2FS_IOC_START_ATOMIC_REPLACE:
+		err = f2fs_start_atomic_write(fs->sb, nid, true);
+		break;
+	case F2FS_IOC_COMMIT_ATOMIC_WRITE:
+		return f2fs_commit_atomic_write(fs->sb, nid);
+	default:
+		err = f2fs_abort_atomic_write(fs->sb, nid);
+		break;
+	}
+	/* the file reads as empty, or as before the start, from now on */
+	f2fs_fuse_inval_attrs(fs, ino);
+	f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
 	return err;
 }
 
@@ -313,6 +368,12 @@ bool f2fs_fuse_f2fs_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void
 	}
 	case F2FS_IOC_FSCTL_EXTENTS:
 		ret = extents(fs, ino, &u.ext);
+		break;
+	case F2FS_IOC_START_ATOMIC_WRITE:
+	case F2FS_IOC_START_ATOMIC_REPLACE:
+	case F2FS_IOC_COMMIT_ATOMIC_WRITE:
+	case F2FS_IOC_ABORT_ATOMIC_WRITE:
+		ret = atomic_ioctl(fs, &who, ino, fi, cmd);
 		break;
 	}
 	f2fs_caller_done(&who);

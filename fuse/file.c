@@ -25,7 +25,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	f2fs_fuse_precache_on_open(fs, ino);
 	/* An interrupted open gets no release; drop the count now. */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		f2fs_release(fs->sb, nid);
+		f2fs_release_file(fs->sb, nid, fi->flags);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -64,13 +64,29 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RELEASE);
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
 
-	/* The kernel ignores the result; the last release of an unlinked file frees it. */
-	f2fs_fuse_reply_status(req, f2fs_release(fs->sb, f2fs_fuse_nid(fs, ino)));
+	/* The kernel ignores the result; the last release of an unlinked file frees it,
+	 * the last writer's drops an atomic write (and what the kernel cached of it). */
+	int err = f2fs_release_file(fs->sb, f2fs_fuse_nid(fs, ino), (int)fi->fh);
+
+	if (err > 0) {
+		f2fs_fuse_inval_attrs(fs, ino);
+		f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
+		err = 0;
+	}
+	f2fs_fuse_reply_status(req, err);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FLUSH);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+
+	/* nothing is buffered; a writer's close drops an atomic write it left open */
+	if ((fi->fh & O_ACCMODE) != O_RDONLY &&
+	    f2fs_flush_file(fs->sb, f2fs_fuse_nid(fs, ino)) > 0) {
+		f2fs_fuse_inval_attrs(fs, ino);
+		f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
+	}
 	fuse_reply_err(req, 0);
 }
 

@@ -61,8 +61,9 @@ void f2fs_fuse_set_open_flags(struct f2fs_fuse *fs, uint32_t nid, struct fuse_fi
 {
 	fi->keep_cache = f2fs_fuse_keep_cache(fs, nid, fi->flags);
 	fi->direct_io = 0;
-	/* Writes are not buffered here: close has nothing to flush. */
-	fi->noflush = 1;
+	/* Writes are not buffered here: close has nothing to flush, but for an
+	 * atomic write left open by a writer (file.c op_flush). */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 	/* the open's flags: ioctls get only the handle (F2FS_IOC_MOVE_RANGE needs the mode) */
 	fi->fh = (uint64_t)(unsigned int)fi->flags;
 }

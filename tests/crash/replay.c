@@ -84,16 +84,26 @@ static void put(struct f2fs_sb *sb, uint32_t ino, uint32_t len, uint8_t seed)
 	f2fs_write(sb, ino, buf, len, 0);
 }
 
+/* Bytes [off, off + n) of a file holding pattern seed. */
+static void put_range(struct f2fs_sb *sb, uint32_t ino, uint32_t off, uint32_t n, uint8_t seed)
+{
+	static uint8_t buf[MAX_FILE];
+
+	pattern(buf, off + n, seed);
+	f2fs_write(sb, ino, buf + off, n, off);
+}
+
 /*
  * ACE-style short sequences: writes and fsync, a new directory, appends,
  * a rename and a directory fsync, fdatasync, truncation, unlink and sync,
- * and changes never acknowledged.
+ * atomic writes (committed, and replaced then aborted, each across a
+ * checkpoint inside it), and changes never acknowledged.
  */
 static void workload(struct f2fs_sb *sb)
 {
 	struct f2fs_stat st;
 	struct f2fs_setattr sa = { .valid = F2FS_SET_SIZE, .size = 5000 };
-	uint32_t a, b, c, e, d;
+	uint32_t a, b, c, e, d, g;
 
 	a = create(sb, NULL, "a");
 	put(sb, a, 8192, 1);
@@ -132,6 +142,25 @@ static void workload(struct f2fs_sb *sb)
 	f2fs_unlink(sb, d, "b", 1);
 	f2fs_sync_fs(sb, false);
 	ack("d", "b", false, 0, 0);
+
+	/* all of an atomic write or none of it: never pattern 7 over part of 6 */
+	g = create(sb, NULL, "g");
+	put(sb, g, 16384, 6);
+	f2fs_fsync(sb, g, false);
+	ack(NULL, "g", true, 16384, 6);
+	CHECK(f2fs_start_atomic_write(sb, g, false) == 0, "atomic write starts");
+	put_range(sb, g, 0, 8192, 7);
+	f2fs_sync_fs(sb, false);	/* the COW inode checkpointed, as an orphan */
+	put_range(sb, g, 8192, 24576 - 8192, 7);
+	CHECK(f2fs_commit_atomic_write(sb, g) == 0, "atomic write commits");
+	ack(NULL, "g", true, 24576, 7);
+
+	CHECK(f2fs_start_atomic_write(sb, g, true) == 0, "atomic replace starts");
+	put_range(sb, g, 4096, 100, 8);
+	f2fs_sync_fs(sb, false);
+	CHECK(f2fs_abort_atomic_write(sb, g) == 0, "atomic replace aborts");
+	f2fs_sync_fs(sb, false);
+	ack(NULL, "g", true, 24576, 7);
 
 	e = create(sb, NULL, "e");	/* never acknowledged */
 	put(sb, e, 4096, 5);
