@@ -26,6 +26,13 @@ enum f2fs_atime_mode { F2FS_ATIME_RELATIME, F2FS_ATIME_STRICT, F2FS_ATIME_NONE }
 #define F2FS_MAX_COMPRESS_EXT	16
 #define F2FS_COMPRESS_EXT_LEN	8
 
+enum f2fs_serialize_io {
+	F2FS_SERIALIZE_AUTO,
+	F2FS_SERIALIZE_NEVER,
+	F2FS_SERIALIZE_ALWAYS,
+	F2FS_SERIALIZE_ALLOC,
+};
+
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
@@ -42,6 +49,19 @@ struct f2fs_mount_opts {
 	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
 	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
 	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
+	/*
+	 * Whose writes take the mount's writepages lock, so that each keeps its
+	 * blocks one contiguous run (the kernel's __should_serialize_io):
+	 * auto (compressed and encrypted files, and writes of min_seq_blocks
+	 * or more), never, always, or alloc (auto's writes, with only the
+	 * allocation under the lock: encryption and I/O run in parallel).
+	 */
+	enum f2fs_serialize_io serialize_io;
+	uint32_t min_seq_blocks;	/* 0: the blocks of a section, the kernel's default */
+	/* -o writeback: write(2) goes to a page cache of dirty data, written
+	 * back later (pagecache.c, writeback.c) */
+	bool writeback;
+	size_t dirty_bytes;		/* bound on dirty data; 0: F2FS_DEFAULT_DIRTY_BYTES */
 	size_t dcache_size;	/* bytes of directory name indexes; 0 = default */
 	bool no_dcache;		/* dcache_size=0: every lookup scans */
 	f2fs_log_fn log;	/* NULL: messages go to stderr */
@@ -80,6 +100,8 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, ch
 			       size_t errlen);
 
 #define F2FS_DEFAULT_CACHE_SIZE (32u << 20)
+#define F2FS_DEFAULT_DIRTY_BYTES (64u << 20)
+#define F2FS_DEFAULT_DIRTY_EXPIRE_MS 1000
 #define F2FS_DEFAULT_NODE_RA 1018	/* NIDS_PER_BLOCK: a whole indirect node */
 #define F2FS_DEFAULT_NODE_RA_DEPTH 4
 #define F2FS_DEFAULT_EXTENT_CACHE_SIZE (16u << 20)
@@ -245,12 +267,16 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
 int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
 /*
  * A close(2) of a handle open for writing (FUSE's FLUSH, which close waits
- * for; the release comes later, asynchronously): when it is the file's
- * only such handle, an atomic write left open is aborted now, so that the
- * closing program's next request finds the file as before (the kernel's
- * release runs before close returns).  1 when it did.
+ * for; the release comes later, asynchronously) by process `owner`: when
+ * that process started the file's atomic write and the handle is the
+ * file's only one that may write, the write is aborted now, so that the
+ * program's next request finds the file as before (the kernel's release
+ * runs before close returns).  A child that inherited the descriptor and
+ * closes it leaves the write alone.  1 when it aborted.
  */
-int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino);
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner, bool exiting);
+/* Is an atomic write going on in ino? (cheap; for f2fs_flush_file's caller) */
+bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
@@ -370,6 +396,22 @@ struct f2fs_io_stats {
 	uint64_t sync_merged;	/* checkpoint requests a concurrent checkpoint served */
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
+
+/* -o writeback: the page cache's state and what writeback did (pages of 4 KiB) */
+struct f2fs_wb_stats {
+	bool enabled;
+	uint64_t dirty_pages, dirty_inodes, limit_pages;
+	uint64_t pages_dirtied, pages_written, pages_dropped;
+	uint64_t wb_sync, wb_background;	/* inode writebacks: by a change or fsync, by the flusher */
+};
+void f2fs_get_wb_stats(struct f2fs_sb *sb, struct f2fs_wb_stats *st);
+/* Write every dirty page back (before a checkpoint, key removal, a read-only remount). */
+int f2fs_sync_data(struct f2fs_sb *sb);
+/* The flusher: inodes dirty for expire_ms or more, or past half the dirty limit;
+ * returns how many it wrote back. */
+unsigned int f2fs_writeback_background(struct f2fs_sb *sb, unsigned int expire_ms);
+/* Drop every dirty page (a shut-down mount). */
+void f2fs_drop_data(struct f2fs_sb *sb);
 const char *f2fs_io_bucket_name(int bucket);
 
 /* The v2 key identifier of a raw key (HKDF-SHA512, as the kernel derives it). */
@@ -451,9 +493,10 @@ int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin);
  * makes them durable all at once (the fsync path with one mark, or a
  * checkpoint); abort, the last writable
  * handle's release, unmount or a crash drop them.  replace: the write
- * starts from an empty file.  Commit on a file with no atomic write is fsync.
+ * starts from an empty file; owner: the starting process (f2fs_flush_file).
+ * Commit on a file with no atomic write is fsync.
  */
-int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace);
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace, uint32_t owner);
 int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 int f2fs_abort_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* F2FS_IOC_DEFRAGMENT: rewrite [*start, *start + *len) bytes contiguously if it is
@@ -530,6 +573,14 @@ struct f2fs_verity_enable {
  * write no more (-EPERM), as none can be opened after.
  */
 int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a);
+/*
+ * FS_IOC_READ_VERITY_METADATA: up to len bytes from off of the Merkle tree
+ * (type 1), the descriptor without signature and with sig_size 0 (2), or
+ * the signature (3); the byte count, 0 past the end.  -ENODATA for a file
+ * without verity or a signature it does not have, -EINVAL for a type.
+ */
+ssize_t f2fs_verity_read_metadata(struct f2fs_sb *sb, uint32_t ino, uint64_t type, uint64_t off,
+				  void *buf, size_t len);
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

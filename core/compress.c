@@ -847,13 +847,17 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		f2fs_put_dnode(sb, dn);
 		goto out;
 	}
-	/* every new address first, so that a failure changes no slot */
-	for (got = 0; got < nwrite; got++) {
+	/* every new address first, so that a failure changes no slot; one run
+	 * unless the segment ends (the slots written are consecutive) */
+	for (got = 0; got < nwrite;) {
 		uint16_t ofs = (uint16_t)(dn->ofs_in_node + (nr ? 1 + got : got));
+		uint32_t a, n;
 
-		err = f2fs_allocate_block(sb, type, dn->nid, dn->version, ofs, &fresh[got]);
+		err = f2fs_allocate_run(sb, type, dn->nid, dn->version, ofs, nwrite - got, &a, &n);
 		if (err)
 			break;
+		for (uint32_t j = 0; j < n; j++)
+			fresh[got++] = a + j;
 	}
 	if (err) {
 		while (got)

@@ -355,6 +355,8 @@ ssize_t f2fs_read_range(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		}
 		done += bytes;
 	}
+	/* what is written but not yet written back (reserved blocks read as zeros above) */
+	f2fs_pc_overlay(inode->pages, buf, done, off);
 	return (ssize_t)done;
 }
 
@@ -366,12 +368,121 @@ static bool dir_inode(const struct f2fs_inode *inode)
 }
 
 /*
- * Write [off, off+len) out of place: partial blocks are merged with their
- * old contents, new blocks come from the data log back to back, and each
- * contiguous run goes to the device as one vectored write.
+ * __should_serialize_io: a write that takes the writepages lock allocates
+ * its blocks as runs while no other serialized write allocates, so each
+ * keeps one contiguous run (one device request), as the kernel's
+ * serialized writeback keeps an inode's pages together.  Compressed files
+ * always; encrypted files, since with inline encryption the DUN follows
+ * (inode, block) and blocks of two files never share a request (the seed
+ * patch "f2fs: serialize writeback for inline-crypto inodes"); others from
+ * min_seq_blocks on.  Every write reaches the device before it returns, as
+ * WB_SYNC_ALL writeback does, so the kernel's WB_SYNC_NONE case has no
+ * counterpart yet.  The quota files are written under f2fs_lock_all,
+ * which no holder of the lock can be waiting for.
  */
-int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
-		      size_t len, uint64_t off, size_t *written)
+int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			     uint64_t nblocks)
+{
+	uint32_t min_seq = sb->opts.min_seq_blocks ? sb->opts.min_seq_blocks
+						   : sb->blocks_per_seg * sb->segs_per_sec;
+	int held = sb->opts.serialize_io == F2FS_SERIALIZE_ALLOC ? F2FS_SER_ALLOC : F2FS_SER_FULL;
+
+	if (!S_ISREG(inode->mode) || sb->opts.serialize_io == F2FS_SERIALIZE_NEVER)
+		return F2FS_SER_NONE;
+	if (sb->opts.serialize_io == F2FS_SERIALIZE_ALWAYS)
+		return F2FS_SER_FULL;
+	if (f2fs_is_compressed(inode) || f2fs_is_encrypted(inode) || nblocks >= min_seq)
+		return held;
+	return F2FS_SER_NONE;
+}
+
+/* The current contents of file block lblk (zeros for a hole), to be merged with a partial write. */
+static int read_block_at(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci,
+			 uint32_t lblk, uint32_t pblk, uint8_t *buf)
+{
+	struct iovec iov = { buf, F2FS_BLKSIZE };
+	struct f2fs_crypt_ctx cc;
+	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
+
+	if (pblk == COMPRESS_ADDR)
+		return -EOPNOTSUPP;
+	if (is_hole(pblk)) {
+		memset(buf, 0, F2FS_BLKSIZE);
+		return 0;
+	}
+	bio.blkaddr = pblk;
+	if (ci) {
+		f2fs_crypt_ctx(ci, lblk, &cc);
+		bio.crypt = &cc;
+	}
+	return f2fs_submit_bio(sb->dev, &bio);
+}
+
+int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+{
+	uint32_t pblk, n;
+	int err = f2fs_map_blocks(sb, inode, lblk, 1, &pblk, &n);
+
+	return err ? err : read_block_at(sb, ci, lblk, pblk, buf);
+}
+
+/* Charge n new blocks (inc_valid_block_count: the quota first, then the space). */
+static int charge_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t n)
+{
+	int err;
+
+	if (!n)
+		return 0;
+	err = f2fs_dquot_alloc_block(sb, inode, n);
+	if (err)
+		return err;
+	err = f2fs_take_user_blocks(sb, n);
+	if (err)
+		f2fs_dquot_free_block(sb, inode, n);
+	return err;
+}
+
+static void uncharge_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t n)
+{
+	if (!n)
+		return;
+	f2fs_add_valid_blocks(sb, -(int64_t)n);
+	f2fs_dquot_free_block(sb, inode, n);
+}
+
+/*
+ * What a partial write of block lblk merges into: the block as it is now,
+ * for an atomic write the COW inode's copy, else the file's own while the
+ * block is one the commit keeps (atomic_keep).
+ */
+static int merge_source(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_inode *tree,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf)
+{
+	uint32_t pblk, n;
+	int err;
+
+	if (tree == inode)
+		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
+	err = f2fs_map_blocks(sb, tree, lblk, 1, &pblk, &n);
+	if (err)
+		return err;
+	if (is_hole(pblk) && lblk < inode->atomic_keep)
+		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
+	return read_block_at(sb, ci, lblk, pblk, buf);
+}
+
+/*
+ * Write [off, off+len) out of place: partial first and last blocks are
+ * merged with their old contents first, then each direct node's share
+ * takes its new blocks from the data log, as one run when the write is
+ * serialized (else block by block, interleaving with concurrent writers
+ * as the kernel's unserialized writeback does), and the plug turns each
+ * contiguous run into one vectored device write.
+ */
+static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+			uint8_t *const *pages, size_t len, uint64_t off, size_t *written, int ser,
+			bool held)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
 	/*
@@ -385,13 +496,26 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 	uint8_t *bounce = f2fs_alloc_blocks(2);	/* only the first and last block can be partial */
 	struct f2fs_plug *plug = malloc(sizeof(*plug));
 	uint64_t end = off + len, pos = off;
+	uint64_t first = off / F2FS_BLKSIZE, last = len ? (end - 1) / F2FS_BLKSIZE : first;
+	bool head_part = off % F2FS_BLKSIZE, tail_part = end % F2FS_BLKSIZE;
 	const struct fscrypt_inode_info *ci = NULL;
-	uint32_t nb = 0;
+	bool take;
 	int err = 0, ferr;
 
 	if (!dn || !bounce || !plug) {
 		err = -ENOMEM;
 		goto out;
+	}
+	if (!len)
+		goto out;
+	if (first >= f2fs_max_file_blocks(inode)) {
+		err = -EFBIG;
+		goto out;
+	}
+	if (last >= f2fs_max_file_blocks(inode)) {
+		/* what fits is written, the rest is -EFBIG below */
+		last = f2fs_max_file_blocks(inode) - 1;
+		tail_part = false;
 	}
 	f2fs_plug_init(plug, sb->dev);
 	/* only regular files encrypt contents; dentry and symlink blocks go as they are */
@@ -400,6 +524,25 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 		if (err)
 			goto out;
 	}
+	/* the partial edges first, so that a failed read allocates nothing */
+	for (int e = 0; e < 2; e++) {
+		uint64_t b = e ? last : first;
+		uint8_t *buf = bounce + (size_t)e * F2FS_BLKSIZE;
+		uint64_t o0 = F2FS_MAX(off, b * F2FS_BLKSIZE);
+		uint64_t o1 = F2FS_MIN(end, (b + 1) * F2FS_BLKSIZE);
+
+		if (!(e ? tail_part && (last != first || !head_part) : head_part))
+			continue;
+		err = merge_source(sb, inode, tree, ci, (uint32_t)b, buf);
+		if (err)
+			goto out;
+		memcpy(buf + (o0 - b * F2FS_BLKSIZE), src + (o0 - off), (size_t)(o1 - o0));
+	}
+	if (ser < 0)
+		ser = f2fs_should_serialize_io(sb, inode, last - first + 1);
+	take = ser && !held;
+	if (take)
+		pthread_mutex_lock(&sb->writepages);
 	while (!err && pos < end) {
 		uint32_t lblk = (uint32_t)(pos / F2FS_BLKSIZE);
 
@@ -410,95 +553,90 @@ int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_
 		err = f2fs_get_dnode_of_data(sb, tree, lblk, ALLOC_NODE, dn);
 		if (err)
 			break;
-		for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && pos < end; i++) {
-			uint32_t skip = (uint32_t)(pos % F2FS_BLKSIZE);
-			size_t n = (size_t)F2FS_MIN((uint64_t)(F2FS_BLKSIZE - skip), end - pos);
-			uint32_t old = get_le32(dn->addrs + 4 * i), addr;
-			const uint8_t *data = src + (pos - off);
-			struct f2fs_crypt_ctx cc;
-			struct iovec one;
-			struct f2fs_bio bio;
+		for (uint32_t i = dn->ofs_in_node; !err && i < dn->naddrs && pos < end;) {
+			uint32_t old0 = get_le32(dn->addrs + 4 * i), addr, got = 1, want = 1;
+			uint32_t charged = 0;
+			bool inplace = pinned && !is_hole(old0);
 
-			if (old == COMPRESS_ADDR) {
+			if (old0 == COMPRESS_ADDR) {
 				err = -EOPNOTSUPP;
 				break;
-			}
-			if (n < F2FS_BLKSIZE) {
-				uint8_t *b = bounce + (size_t)(nb++ & 1) * F2FS_BLKSIZE;
-				uint32_t from = old, one_blk;
-
-				/* the COW inode's first copy of a block starts from the file's */
-				if (tree != inode && is_hole(old) && pos / F2FS_BLKSIZE < inode->atomic_keep) {
-					err = f2fs_map_blocks(sb, inode, (uint32_t)(pos / F2FS_BLKSIZE), 1,
-							      &from, &one_blk);
-					if (err)
-						break;
-				}
-				if (is_hole(from)) {
-					memset(b, 0, F2FS_BLKSIZE);
-				} else {
-					struct iovec biov = { b, F2FS_BLKSIZE };
-					struct f2fs_crypt_ctx rc;
-					struct f2fs_bio rb = { .op = F2FS_BIO_READ, .blkaddr = from,
-							       .nr_blocks = 1, .iov = &biov,
-							       .iovcnt = 1 };
-
-					if (ci) {
-						f2fs_crypt_ctx(ci, pos / F2FS_BLKSIZE, &rc);
-						rb.crypt = &rc;
-					}
-					err = f2fs_submit_bio(sb->dev, &rb);
-					if (err)
-						break;
-				}
-				memcpy(b + skip, data, n);
-				data = b;
 			}
 			/*
 			 * f2fs_should_update_inplace: a pinned file's blocks stay where
 			 * they are (their addresses may have been handed out), so its data
 			 * is overwritten in place.
 			 */
-			if (pinned && !is_hole(old)) {
-				addr = old;
-				goto submit;
-			}
-			/* inc_valid_block_count: the quota first, then the space */
-			if (old == NULL_ADDR && (err = f2fs_dquot_alloc_block(sb, tree, 1)))
-				break;
-			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1))) {
-				f2fs_dquot_free_block(sb, tree, 1);
-				break;
-			}
-			err = f2fs_allocate_block(sb, type, dn->nid, dn->version, (uint16_t)i, &addr);
-			if (err) {
-				if (old == NULL_ADDR) {
-					f2fs_add_valid_blocks(sb, -1);
-					f2fs_dquot_free_block(sb, tree, 1);
+			if (inplace) {
+				addr = old0;
+			} else {
+				if (ser && !pinned)
+					want = (uint32_t)F2FS_MIN((uint64_t)(dn->naddrs - i),
+								  last - pos / F2FS_BLKSIZE + 1);
+				for (uint32_t j = 0; j < want; j++) {
+					uint32_t a = get_le32(dn->addrs + 4 * (i + j));
+
+					if (a == COMPRESS_ADDR) {
+						want = j;
+						break;
+					}
+					charged += a == NULL_ADDR;
 				}
-				break;
+				err = charge_blocks(sb, tree, charged);
+				if (err && want > 1) {
+					/* short of space: block by block, up to the last one that fits */
+					want = 1;
+					charged = old0 == NULL_ADDR;
+					err = charge_blocks(sb, tree, charged);
+				}
+				if (err)
+					break;
+				err = f2fs_allocate_run(sb, type, dn->nid, dn->version, (uint16_t)i,
+							want, &addr, &got);
+				if (err) {
+					uncharge_blocks(sb, tree, charged);
+					break;
+				}
+				/* the run ended early: the rest is charged again next time */
+				for (uint32_t j = got; j < want; j++)
+					if (get_le32(dn->addrs + 4 * (i + j)) == NULL_ADDR)
+						uncharge_blocks(sb, tree, 1);
 			}
-submit:
-			/* one block per bio; the plug merges them under blk-crypto's rule */
-			one = (struct iovec){ (void *)data, F2FS_BLKSIZE };
-			bio = (struct f2fs_bio){ .op = F2FS_BIO_WRITE, .blkaddr = addr, .nr_blocks = 1,
-						 .iov = &one, .iovcnt = 1 };
-			if (ci) {
-				f2fs_crypt_ctx(ci, pos / F2FS_BLKSIZE, &cc);
-				bio.crypt = &cc;
+			for (uint32_t j = 0; j < got; j++, i++) {
+				uint32_t old = get_le32(dn->addrs + 4 * i), a = inplace ? old : addr + j;
+				uint64_t b = pos / F2FS_BLKSIZE;
+				const uint8_t *data = pages ? pages[b - first] :
+						      b == first && head_part ? bounce :
+						      b == last && tail_part ? bounce + F2FS_BLKSIZE :
+						      src + (b * F2FS_BLKSIZE - off);
+				struct iovec one = { (void *)data, F2FS_BLKSIZE };
+				struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = a,
+							.nr_blocks = 1, .iov = &one, .iovcnt = 1 };
+				struct f2fs_crypt_ctx cc;
+
+				if (err) {
+					/* a request before failed: give back what was not used */
+					f2fs_invalidate_block(sb, a);
+					if (old == NULL_ADDR)
+						uncharge_blocks(sb, tree, 1);
+					continue;
+				}
+				if (ci) {
+					f2fs_crypt_ctx(ci, b, &cc);
+					bio.crypt = &cc;
+				}
+				/* the plug merges blocks into requests under blk-crypto's rule */
+				err = f2fs_plug_add(plug, &bio);
+				if (a == old) {
+					/* in place: nothing to account */
+				} else if (old == NULL_ADDR) {
+					tree->blocks++;
+				} else if (old != NEW_ADDR) {
+					f2fs_invalidate_block(sb, old);
+				}
+				put_le32(dn->addrs + 4 * i, a);
+				pos = F2FS_MIN(end, (b + 1) * F2FS_BLKSIZE);
 			}
-			err = f2fs_plug_add(plug, &bio);
-			if (addr == old) {
-				/* in place: nothing to account */
-			} else if (old == NULL_ADDR) {
-				tree->blocks++;
-			} else if (old != NEW_ADDR) {
-				f2fs_invalidate_block(sb, old);
-			}
-			put_le32(dn->addrs + 4 * i, addr);
-			pos += n;
-			if (err)
-				break;
 		}
 		{
 			int perr = f2fs_put_dnode(sb, dn);
@@ -507,12 +645,17 @@ submit:
 				err = perr;
 		}
 	}
+	/* alloc: the runs are taken, encryption and I/O need no lock */
+	if (take && ser == F2FS_SER_ALLOC)
+		pthread_mutex_unlock(&sb->writepages);
 	/* blocks already mapped must reach the disk even if a later one failed */
 	ferr = f2fs_plug_flush(plug);
 	if (!err)
 		err = ferr;
+	if (take && ser == F2FS_SER_FULL)
+		pthread_mutex_unlock(&sb->writepages);
 	f2fs_drop_extent_cache(tree, off / F2FS_BLKSIZE,
-				       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
+			       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
 	if (tree != inode) {
 		/* the COW inode's nodes and i_blocks changed: its block goes out with them */
 		if (pos > tree->size)
@@ -521,13 +664,26 @@ submit:
 		if (!err)
 			err = ferr;
 	}
+out:
 	if (written)
 		*written = (size_t)(pos - off);
-out:
 	free(dn);
 	free(bounce);
 	free(plug);
 	return err;
+}
+
+int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
+		      size_t len, uint64_t off, size_t *written)
+{
+	return write_blocks(sb, inode, src, NULL, len, off, written, -1, false);
+}
+
+int f2fs_write_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *const *pages,
+		     uint64_t first, uint32_t n, int ser, bool held)
+{
+	return write_blocks(sb, inode, NULL, pages, (size_t)n * F2FS_BLKSIZE,
+			    first * F2FS_BLKSIZE, NULL, ser, held);
 }
 
 /* Write a whole data block of a directory (dentry blocks). */
@@ -542,23 +698,29 @@ int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t
 }
 
 static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
-			     size_t len, uint64_t off);
+			     size_t len, uint64_t off, bool cached);
 
 /* A new symlink's (possibly encrypted) target: raw bytes, inline when they fit. */
 ssize_t f2fs_symlink_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			   size_t len)
 {
-	return do_file_write(sb, inode, buf, len, 0);
+	return do_file_write(sb, inode, buf, len, 0, false);
 }
 
 ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
 			size_t len, uint64_t off)
 {
-	return do_file_write(sb, inode, buf, len, off);
+	return do_file_write(sb, inode, buf, len, off, false);
+}
+
+ssize_t f2fs_file_write_cached(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			       size_t len, uint64_t off)
+{
+	return do_file_write(sb, inode, buf, len, off, true);
 }
 
 static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
-			     size_t len, uint64_t off)
+			     size_t len, uint64_t off, bool cached)
 {
 	uint64_t end = off + len;
 	struct f2fs_timespec now;
@@ -585,11 +747,27 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 		if (f2fs_is_compressed(inode)) {
 			const struct fscrypt_inode_info *ci = NULL;
 
+			int ser = f2fs_should_serialize_io(sb, inode,
+							   (len + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+
 			err = f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
-			if (!err)
+			/* clusters are written (and allocated) one by one: all under the lock */
+			if (!err) {
+				if (ser)
+					pthread_mutex_lock(&sb->writepages);
 				err = f2fs_write_compressed(sb, inode, ci, buf, len, off, &written);
+				if (ser)
+					pthread_mutex_unlock(&sb->writepages);
+			}
+		} else if (cached && f2fs_may_cache_write(sb, inode) &&
+			   !f2fs_cached_write(sb, inode, buf, len, off)) {
+			written = len;
 		} else {
-			err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
+			/* short of space (or memory) for the cache: what is cached goes
+			 * first, then the write as it comes, which may be short */
+			err = cached ? f2fs_writeback_inode(sb, inode, false) : 0;
+			if (!err)
+				err = f2fs_write_blocks(sb, inode, buf, len, off, &written);
 		}
 		if (err && !written) {
 			/* nothing written, but a node made on the way is linked from the inode */

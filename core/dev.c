@@ -89,6 +89,124 @@ void *f2fs_alloc_blocks(size_t nr)
 	return p;
 }
 
+/* ---- the block pool: 4 KiB blocks from 256 KiB slabs ---- */
+
+#define SLAB_BLOCKS	64
+#define SLAB_BYTES	((size_t)SLAB_BLOCKS * F2FS_BLKSIZE)
+#define SLAB_ALL_FREE	(~(uint64_t)1)	/* block 0 holds the header */
+
+/* At the start of its slab, which is SLAB_BYTES-aligned: a block finds it by masking. */
+struct f2fs_slab {
+	uint64_t free;			/* bit i: block i is free */
+	struct f2fs_slab *prev, *next;	/* in the pool's partial list */
+};
+
+static struct f2fs_slab *slab_of(const void *blk)
+{
+	return (struct f2fs_slab *)((uintptr_t)blk & ~(uintptr_t)(SLAB_BYTES - 1));
+}
+
+static void slab_link(struct f2fs_block_pool *pool, struct f2fs_slab *s)
+{
+	s->prev = NULL;
+	s->next = pool->partial;
+	if (pool->partial)
+		pool->partial->prev = s;
+	pool->partial = s;
+}
+
+static void slab_unlink(struct f2fs_block_pool *pool, struct f2fs_slab *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		pool->partial = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+}
+
+void f2fs_block_pool_init(struct f2fs_block_pool *pool)
+{
+	memset(pool, 0, sizeof(*pool));
+	pthread_mutex_init(&pool->lock, NULL);
+}
+
+/* Every block must have been put back. */
+void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
+{
+	while (pool->partial) {
+		struct f2fs_slab *s = pool->partial;
+
+		slab_unlink(pool, s);
+		free(s);
+	}
+	free(pool->spare);
+	pool->spare = NULL;
+	pool->slabs = 0;
+	pthread_mutex_destroy(&pool->lock);
+}
+
+void *f2fs_block_get(struct f2fs_block_pool *pool)
+{
+	struct f2fs_slab *s;
+	unsigned int i;
+
+	pthread_mutex_lock(&pool->lock);
+	s = pool->partial;
+	if (!s && pool->spare) {
+		s = pool->spare;
+		pool->spare = NULL;
+		slab_link(pool, s);
+	}
+	if (!s) {
+		void *mem;
+
+		pthread_mutex_unlock(&pool->lock);
+		if (posix_memalign(&mem, SLAB_BYTES, SLAB_BYTES))
+			return NULL;
+		s = mem;
+		s->free = SLAB_ALL_FREE;
+		pthread_mutex_lock(&pool->lock);
+		pool->slabs++;
+		slab_link(pool, s);
+	}
+	i = (unsigned int)__builtin_ctzll(s->free);
+	s->free &= ~((uint64_t)1 << i);
+	if (!s->free)
+		slab_unlink(pool, s);	/* full */
+	pool->blocks++;
+	pthread_mutex_unlock(&pool->lock);
+	return (uint8_t *)s + (size_t)i * F2FS_BLKSIZE;
+}
+
+void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
+{
+	struct f2fs_slab *s, *gone = NULL;
+	unsigned int i;
+
+	if (!blk)
+		return;
+	s = slab_of(blk);
+	i = (unsigned int)(((uintptr_t)blk - (uintptr_t)s) / F2FS_BLKSIZE);
+	pthread_mutex_lock(&pool->lock);
+	if (!s->free)
+		slab_link(pool, s);	/* was full */
+	s->free |= (uint64_t)1 << i;
+	pool->blocks--;
+	if (s->free == SLAB_ALL_FREE) {
+		slab_unlink(pool, s);
+		if (pool->spare) {
+			gone = s;
+			pool->slabs--;
+		} else {
+			pool->spare = s;
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+	free(gone);
+}
+
 static struct f2fs_dev *dev_alloc(const struct f2fs_dev_ops *ops)
 {
 	struct f2fs_dev *dev = calloc(1, sizeof(*dev));
@@ -703,6 +821,7 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 		return f2fs_submit_bio(plug->dev, bio);
 	if (plug->bio.nr_blocks &&
 	    (plug->bio.iovcnt + bio->iovcnt > F2FS_PLUG_MAX_IOV ||
+	     plug->bio.nr_blocks + bio->nr_blocks > F2FS_PLUG_MAX_BLOCKS ||
 	     !f2fs_bio_mergeable(&plug->bio, bio))) {
 		err = f2fs_plug_flush(plug);
 		if (err)
@@ -717,8 +836,16 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 	} else {
 		plug->merged++;
 	}
-	memcpy(plug->iov + plug->bio.iovcnt, bio->iov, sizeof(*bio->iov) * (size_t)bio->iovcnt);
-	plug->bio.iovcnt += bio->iovcnt;
+	for (int i = 0; i < bio->iovcnt; i++) {
+		struct iovec *last = plug->bio.iovcnt ? &plug->iov[plug->bio.iovcnt - 1] : NULL;
+
+		/* blocks that follow each other in memory too stay one iovec, so a
+		 * run from one buffer is one segment however long */
+		if (last && (uint8_t *)last->iov_base + last->iov_len == bio->iov[i].iov_base)
+			last->iov_len += bio->iov[i].iov_len;
+		else
+			plug->iov[plug->bio.iovcnt++] = bio->iov[i];
+	}
 	plug->bio.nr_blocks += bio->nr_blocks;
 	/* the plug's copy of the context must name the first block's DUN */
 	plug->bio.crypt = plug->has_crypt ? &plug->crypt : NULL;

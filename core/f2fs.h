@@ -130,7 +130,8 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
  * f2fs_bio_mergeable allows (contiguous, and no crypt context or the same
  * key with consecutive DUNs).  Queued buffers stay in use until the flush.
  */
-#define F2FS_PLUG_MAX_IOV 256
+#define F2FS_PLUG_MAX_IOV 1024
+#define F2FS_PLUG_MAX_BLOCKS 1024	/* 4 MiB: bounds an encrypted request's bounce buffer */
 struct f2fs_plug {
 	struct f2fs_dev *dev;
 	struct f2fs_bio bio;		/* what is queued (iov = iov below) */
@@ -147,11 +148,74 @@ int f2fs_plug_flush(struct f2fs_plug *plug);
 /* Block-aligned allocation (usable with O_DIRECT); free with free(). */
 void *f2fs_alloc_blocks(size_t nr);
 
+/*
+ * Single 4 KiB blocks for inode and dirty node buffers, carved from
+ * 256 KiB slabs (the kernel's kmem_cache for its node pages): one
+ * allocation per 63 blocks instead of a posix_memalign (and, in a
+ * thread's malloc arena, a heap-growing mprotect) per block.  A slab
+ * whose blocks are all free goes back to the system, except one spare.
+ */
+struct f2fs_slab;
+struct f2fs_block_pool {
+	pthread_mutex_t lock;
+	struct f2fs_slab *partial;	/* slabs with a free block */
+	struct f2fs_slab *spare;	/* one wholly free slab kept */
+	uint64_t slabs, blocks;		/* slabs held, blocks handed out */
+};
+void f2fs_block_pool_init(struct f2fs_block_pool *pool);
+void f2fs_block_pool_destroy(struct f2fs_block_pool *pool);
+void *f2fs_block_get(struct f2fs_block_pool *pool);
+void f2fs_block_put(struct f2fs_block_pool *pool, void *blk);
+
 /* platform.c: the only file with OS-specific calls */
 int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
 int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len);
+
+/* ======================= dirty file data (pagecache.c) ======================= */
+
+struct f2fs_page {
+	uint64_t index;		/* file block */
+	uint8_t *data;		/* 4 KiB, plaintext */
+};
+/* An inode's dirty pages (under its lock), linked in the mount's list (pc->lock). */
+struct f2fs_inode_pages {
+	struct f2fs_page *v;	/* sorted by index */
+	uint32_t nr, cap;
+	uint32_t ino;
+	uint64_t dirtied_ms;	/* when its first page was dirtied (monotonic) */
+	struct f2fs_inode_pages *prev, *next;
+};
+struct f2fs_pagecache {
+	pthread_mutex_t lock;
+	struct f2fs_inode_pages *head, *tail;	/* oldest dirty first */
+	uint64_t nr_dirty, limit;		/* pages */
+	uint64_t nr_inodes;
+	uint64_t dirtied, written, dropped;	/* pages, ever */
+	uint64_t wb_inodes, wb_sync, wb_background;	/* inode writebacks, by trigger */
+};
+struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes);
+void f2fs_pc_destroy(struct f2fs_pagecache *pc);
+uint64_t f2fs_pc_now_ms(void);
+uint8_t *f2fs_pc_find(const struct f2fs_inode_pages *ip, uint64_t index);
+/* The page of index (created zero-filled, *created, the inode listed when it was clean). */
+uint8_t *f2fs_pc_get(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, uint32_t ino,
+		     uint64_t index, bool *created);
+/* Take an inode's pages out of the list (to write or drop them); *ipp becomes NULL. */
+struct f2fs_inode_pages *f2fs_pc_detach(struct f2fs_pagecache *pc,
+					struct f2fs_inode_pages **ipp);
+void f2fs_pc_free(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip, bool written);
+/* The oldest dirty inode, if it is expire_ms old or the cache is past half its limit. */
+bool f2fs_pc_oldest(struct f2fs_pagecache *pc, uint64_t expire_ms, uint32_t *ino);
+bool f2fs_pc_over_limit(struct f2fs_pagecache *pc);
+/* Put pages f2fs_pc_detach took back at the head of the list (they could not be written). */
+void f2fs_pc_relist(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip);
+bool f2fs_pc_has_dirty(struct f2fs_pagecache *pc);
+/* Copy the dirty pages inside [off, off + len) over buf (a read of that range). */
+void f2fs_pc_overlay(const struct f2fs_inode_pages *ip, uint8_t *buf, size_t len, uint64_t off);
+/* Up to *n dirty inodes, oldest first. */
+void f2fs_pc_inodes(struct f2fs_pagecache *pc, uint32_t *inos, uint32_t *n);
 
 /* ======================= block cache (cache.c) ======================= */
 
@@ -160,6 +224,8 @@ struct f2fs_cache;
 struct f2fs_cache *f2fs_cache_create(size_t bytes);
 void f2fs_cache_destroy(struct f2fs_cache *c);
 bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf);
+/* Copy len bytes at off of a cached block (a NAT entry, not its block). */
+bool f2fs_cache_read(struct f2fs_cache *c, uint32_t blkaddr, size_t off, size_t len, void *buf);
 void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf);
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr);
 void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses);
@@ -281,6 +347,8 @@ struct f2fs_inode {
 	bool dq_priv;
 
 	struct f2fs_extent_tree et;
+	/* dirty pages (-o writeback), under lock; a dirty inode holds a reference */
+	struct f2fs_inode_pages *pages;
 	/* the last cluster read, while the file is open (compress.c) */
 	struct f2fs_cluster_cache *_Atomic ccache;
 	/*
@@ -309,6 +377,7 @@ struct f2fs_inode {
 	uint64_t atomic_keep;
 	uint32_t write_count;		/* open handles that may write (under lock) */
 	bool cow_file;			/* this is an atomic write's COW inode */
+	uint32_t atomic_owner;		/* the process that started it (0: unknown) */
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -329,6 +398,8 @@ int f2fs_iget(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 /* An inode number from a request: one that no longer names an inode is -ESTALE. */
 int f2fs_iget_req(struct f2fs_sb *sb, uint32_t ino, struct f2fs_inode **out);
 void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode);
+/* One more reference to an inode the caller holds. */
+void f2fs_ihold(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* Is ino in the inode cache (a hint: it may go at once)? */
 bool f2fs_icache_has(struct f2fs_sb *sb, uint32_t ino);
 void f2fs_icache_destroy(struct f2fs_sb *sb);
@@ -677,6 +748,34 @@ ssize_t f2fs_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const void
 			size_t len, uint64_t off);
 int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			  const uint8_t *buf);
+/*
+ * Whether a write of nblocks to inode takes sb->writepages (-o serialize_io):
+ * F2FS_SER_NONE, F2FS_SER_FULL (allocation and I/O under it) or
+ * F2FS_SER_ALLOC (allocation only).
+ */
+enum { F2FS_SER_NONE, F2FS_SER_FULL, F2FS_SER_ALLOC };
+int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			     uint64_t nblocks);
+/*
+ * Write whole blocks first .. first + n - 1 from pages[] (writeback): ser
+ * as f2fs_should_serialize_io says, held when the caller holds writepages.
+ */
+int f2fs_write_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *const *pages,
+		     uint64_t first, uint32_t n, int ser, bool held);
+/* writeback.c: the page cache's write(2) and writeback (caller: inode write lock, cp_rwsem) */
+bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode);
+ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf,
+			  size_t len, uint64_t off);
+int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool background);
+/* file.c: write back one file's dirty pages, taking the locks a change takes */
+int f2fs_writeback_file(struct f2fs_sb *sb, uint32_t ino);
+/* write(2) through the page cache when -o writeback allows it (file.c f2fs_write) */
+ssize_t f2fs_file_write_cached(struct f2fs_sb *sb, struct f2fs_inode *inode, const void *buf,
+			       size_t len, uint64_t off);
+/* The current contents of file block lblk (zeros for a hole), to merge a partial write into. */
+struct fscrypt_inode_info;
+int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t lblk, uint8_t *buf);
 /* Write [off, off + len) out of place; *written (may be NULL) says how much got there. */
 int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
 		      size_t len, uint64_t off, size_t *written);
@@ -806,6 +905,14 @@ int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t vers
 			uint16_t ofs_in_node, uint32_t *blkaddr);
 int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
 			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next);
+/*
+ * Up to `want` blocks of log `type` as one run (addresses *blkaddr ..
+ * *blkaddr + *got - 1, *got >= 1) for slots ofs_in_node, ofs_in_node + 1,
+ * ... of node nid; a run ends early where the segment ends or, under SSR,
+ * at a used slot: the caller asks again for the rest.
+ */
+int f2fs_allocate_run(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+		      uint16_t ofs_in_node, uint32_t want, uint32_t *blkaddr, uint32_t *got);
 int f2fs_recover_block(struct f2fs_sb *sb, uint32_t blkaddr, uint32_t nid, uint8_t version,
 		       uint16_t ofs);
 /* The live data block at blkaddr now belongs to slot ofs of dnode nid (a commit
@@ -1010,6 +1117,11 @@ struct f2fs_sb {
 	struct f2fs_inode *icache[F2FS_ICACHE_BUCKETS];
 	struct f2fs_inode *lru_head, *lru_tail;	/* unreferenced inodes, MRU first */
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
+	/* inode blocks (inode->node) and dirty node blocks */
+	struct f2fs_block_pool node_pool;
+	/* random i_generation values drawn 64 at a time (icache_lock) */
+	uint32_t gen_pool[64];
+	uint32_t gen_left;
 	pthread_rwlock_t evict_lock;	/* inode loads shared, freeing an inode exclusive */
 
 	atomic_bool need_fsck;		/* an inconsistency was seen */
@@ -1027,6 +1139,10 @@ struct f2fs_sb {
 	int sync_err;
 	bool sync_running;
 	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
+	/* the kernel's sbi->writepages: serialized writes allocate and write
+	 * under it (data.c f2fs_should_serialize_io) */
+	pthread_mutex_t writepages;
+	struct f2fs_pagecache *pc;	/* -o writeback: dirty file data; else NULL */
 	pthread_mutex_t orphan_lock;	/* orphans[] on a writable mount */
 	uint32_t orphan_cap;
 	uint64_t last_cp_time;		/* monotonic seconds, for the periodic checkpoint */
@@ -1154,6 +1270,8 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
 #define F2FS_OP_BALANCE		0x1
 #define F2FS_OP_DIR		0x2
 #define F2FS_OP_QUOTA_PRIV	0x4
+#define F2FS_OP_KEEP_PAGES	0x8	/* write(2): the inode's dirty pages stay (else
+					 * they are written back first) */
 /* F2FS_OP_QUOTA_PRIV where the api's priv bits (F2FS_PRIV_*) ask for it */
 static inline unsigned int f2fs_op_priv(unsigned int priv)
 {
@@ -1263,6 +1381,9 @@ static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
  * held): -EINVAL for a descriptor the kernel would refuse too. */
 int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			 struct f2fs_verity_info **out);
+/* FS_IOC_READ_VERITY_METADATA of a verity file (read lock held). */
+ssize_t f2fs_verity_metadata(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t type,
+			     uint64_t off, void *buf, size_t len);
 /* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
 int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     const struct f2fs_verity_enable *a);

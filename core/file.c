@@ -150,7 +150,34 @@ int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	return err ? err : aborted;
 }
 
-int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino)
+bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	bool atomic;
+
+	if (f2fs_iget_req(sb, ino, &inode))
+		return false;
+	pthread_rwlock_rdlock(&inode->lock);
+	atomic = inode->cow != NULL;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return atomic;
+}
+
+/*
+ * The kernel's f2fs_file_flush aborts for the starting task as it exits
+ * (a crashed transaction must not stay visible until every other writer
+ * closes); its release aborts at the last writer's close, which FUSE
+ * reports only after close(2) returned, so the starter's close of the
+ * last writable handle aborts here already.
+ */
+static bool flush_aborts(const struct f2fs_inode *inode, uint32_t owner, bool exiting)
+{
+	return inode->cow && owner && inode->atomic_owner == owner &&
+	       (exiting || inode->write_count == 1);
+}
+
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner, bool exiting)
 {
 	struct f2fs_inode *inode;
 	bool due;
@@ -159,12 +186,12 @@ int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino)
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&inode->lock);
-	due = inode->cow && inode->write_count == 1;
+	due = flush_aborts(inode, owner, exiting);
 	pthread_rwlock_unlock(&inode->lock);
 	if (due && f2fs_writable(sb)) {
 		f2fs_lock_op(sb);
 		pthread_rwlock_wrlock(&inode->lock);
-		if (inode->cow && inode->write_count == 1) {
+		if (flush_aborts(inode, owner, exiting)) {
 			err = f2fs_drop_atomic_write(sb, inode);
 			aborted = 1;
 		}
@@ -211,7 +238,8 @@ ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t 
 	ssize_t r;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(priv), &inode);
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | F2FS_OP_KEEP_PAGES | f2fs_op_priv(priv),
+			    &inode);
 	if (err)
 		return err;
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
@@ -220,7 +248,13 @@ ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t 
 	else if (f2fs_is_immutable(inode) || f2fs_is_verity(inode))
 		r = -EPERM;	/* verity: a handle opened for writing before it was enabled */
 	else
-		r = f2fs_file_write(sb, inode, buf, len, off);
+		r = f2fs_file_write_cached(sb, inode, buf, len, off);
+	/* balance_dirty_pages: past the limit, the writer writes its own file back */
+	if (r > 0 && inode->pages && f2fs_pc_over_limit(sb->pc)) {
+		err = f2fs_writeback_inode(sb, inode, false);
+		if (err)
+			r = err;
+	}
 	sync = inode->flags & F2FS_SYNC_FL;
 	f2fs_end_op(sb, inode);
 	/* chattr +S (IS_SYNC): generic_write_sync makes every write durable */
@@ -740,6 +774,8 @@ void f2fs_maintenance(struct f2fs_sb *sb)
 		sb->last_cp_time = (uint64_t)ts.tv_sec;
 	if ((uint64_t)ts.tv_sec - sb->last_cp_time < interval)
 		return;
+	/* the checkpoint holds what was written before it */
+	f2fs_sync_data(sb);
 	pthread_mutex_lock(&sb->sm->lock);
 	dirty = sb->sm->nr_dirty_sentries > 0;
 	pthread_mutex_unlock(&sb->sm->lock);
@@ -970,4 +1006,115 @@ int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc
 out:
 	f2fs_end_op(sb, inode);
 	return err;
+}
+
+/* ---- writeback of every dirty inode (-o writeback) ---- */
+
+/* Write one inode's dirty pages back, as a change would (f2fs_begin_op). */
+static int writeback_ino(struct f2fs_sb *sb, uint32_t ino, bool background)
+{
+	struct f2fs_inode *inode;
+	int err;
+
+	if (!f2fs_writable(sb))
+		return 0;
+	f2fs_balance_fs(sb);
+	f2fs_lock_op(sb);
+	err = f2fs_iget(sb, ino, &inode);
+	if (err) {
+		f2fs_unlock_op(sb);
+		return err == -ENOENT || err == -ESTALE ? 0 : err;
+	}
+	pthread_rwlock_wrlock(&inode->lock);
+	if (!inode->unhashed && !f2fs_cp_error(sb))
+		err = f2fs_writeback_inode(sb, inode, background);
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_unlock_op(sb);
+	f2fs_iput(sb, inode);
+	return err;
+}
+
+int f2fs_writeback_file(struct f2fs_sb *sb, uint32_t ino)
+{
+	return writeback_ino(sb, ino, false);
+}
+
+int f2fs_sync_data(struct f2fs_sb *sb)
+{
+	uint32_t *inos, n;
+	int err = 0;
+
+	if (!sb->pc || !f2fs_pc_has_dirty(sb->pc))
+		return 0;
+	/* the inodes dirty now; what is dirtied meanwhile waits for the next pass */
+	pthread_mutex_lock(&sb->pc->lock);
+	n = (uint32_t)sb->pc->nr_inodes;
+	pthread_mutex_unlock(&sb->pc->lock);
+	inos = malloc(sizeof(*inos) * (n ? n : 1));
+	if (!inos)
+		return -ENOMEM;
+	f2fs_pc_inodes(sb->pc, inos, &n);
+	for (uint32_t i = 0; i < n; i++) {
+		int e = writeback_ino(sb, inos[i], false);
+
+		if (!err)
+			err = e;
+	}
+	free(inos);
+	return err;
+}
+
+unsigned int f2fs_writeback_background(struct f2fs_sb *sb, unsigned int expire_ms)
+{
+	unsigned int done = 0;
+	uint32_t ino;
+
+	if (!sb->pc)
+		return 0;
+	/* a bounded pass: the flusher comes back soon */
+	while (done < 64 && f2fs_writable(sb) && f2fs_pc_oldest(sb->pc, expire_ms, &ino)) {
+		if (writeback_ino(sb, ino, true))
+			break;
+		done++;
+	}
+	return done;
+}
+
+/* A shut-down mount writes nothing more: dirty pages are dropped. */
+void f2fs_drop_data(struct f2fs_sb *sb)
+{
+	uint32_t ino, n = 1;
+
+	while (sb->pc && (f2fs_pc_inodes(sb->pc, &ino, &n), n)) {
+		struct f2fs_inode *inode;
+
+		if (f2fs_iget(sb, ino, &inode))
+			break;
+		pthread_rwlock_wrlock(&inode->lock);
+		if (inode->pages) {
+			f2fs_pc_free(sb->pc, f2fs_pc_detach(sb->pc, &inode->pages), false);
+			f2fs_iput(sb, inode);
+		}
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_iput(sb, inode);
+		n = 1;
+	}
+}
+
+void f2fs_get_wb_stats(struct f2fs_sb *sb, struct f2fs_wb_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!sb->pc)
+		return;
+	pthread_mutex_lock(&sb->pc->lock);
+	st->enabled = true;
+	st->dirty_pages = sb->pc->nr_dirty;
+	st->dirty_inodes = sb->pc->nr_inodes;
+	st->limit_pages = sb->pc->limit;
+	st->pages_dirtied = sb->pc->dirtied;
+	st->pages_written = sb->pc->written;
+	st->pages_dropped = sb->pc->dropped;
+	st->wb_sync = sb->pc->wb_sync;
+	st->wb_background = sb->pc->wb_background;
+	pthread_mutex_unlock(&sb->pc->lock);
 }

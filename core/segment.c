@@ -561,53 +561,60 @@ int f2fs_new_section(struct f2fs_sb *sb, int type)
 	return err;
 }
 
-int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
-			uint16_t ofs_in_node, uint32_t *blkaddr)
-{
-	return f2fs_allocate_block_next(sb, type, nid, version, ofs_in_node, blkaddr, NULL);
-}
-
-int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
-			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next)
+/*
+ * Take up to `want` consecutive slots of log `type` for slots ofs_in_node,
+ * ofs_in_node + 1, ... of node nid: one run from the write pointer to the
+ * segment's end or (SSR) the next used slot.  sm->lock held.
+ */
+static int allocate_run_locked(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			       uint16_t ofs_in_node, uint32_t want, uint32_t *blkaddr,
+			       uint32_t *got, uint32_t *next)
 {
 	struct f2fs_sm_info *sm = sb->sm;
 	struct f2fs_curseg *cs = &sb->curseg[type];
 	struct f2fs_seg_entry *se;
-	uint8_t *sum;
 	uint64_t mtime;
-	int err = 0;
+	uint32_t n = 0;
+	int err;
 
-	pthread_mutex_lock(&sm->lock);
 	/* an SSR log (ours, or the kernel's from the checkpoint) skips used slots */
 	if (cs->alloc_type)
 		cs->blkoff = (uint16_t)ssr_next_slot(sb, &sm->sentries[cs->segno], cs->blkoff);
 	if (cs->blkoff >= sb->blocks_per_seg || (cs->alloc_type && type > CURSEG_COLD_DATA)) {
 		err = new_curseg(sb, type);
 		if (err)
-			goto out;
+			return err;
 	}
 	*blkaddr = f2fs_seg_start_blkaddr(sb, cs->segno) + cs->blkoff;
-	sum = cs->sum + (size_t)cs->blkoff * SUMMARY_SIZE;
-	put_le32(sum, nid);
-	sum[4] = version;
-	put_le16(sum + 5, ofs_in_node);
-
 	se = &sm->sentries[cs->segno];
 	mtime = f2fs_segment_mtime(sb);
-	se->mtime = se->mtime ? (se->mtime * se->valid_blocks + mtime) / (se->valid_blocks + 1u)
-			      : mtime;
-	f2fs_set_bit(cs->blkoff, se->cur_valid_map);
-	se->valid_blocks++;
-	se->written = true;
-	/* update_sit_entry: a slot written since the checkpoint is not reusable
-	 * until the next one either (an fsync()ed dnode may point at it) */
-	if (!f2fs_test_bit(cs->blkoff, se->ckpt_valid_map)) {
-		f2fs_set_bit(cs->blkoff, se->ckpt_valid_map);
-		se->ckpt_valid_blocks++;
+	while (n < want && cs->blkoff < sb->blocks_per_seg &&
+	       (!cs->alloc_type || ssr_slot_free(se, cs->blkoff))) {
+		uint8_t *sum = cs->sum + (size_t)cs->blkoff * SUMMARY_SIZE;
+
+		put_le32(sum, nid);
+		sum[4] = version;
+		put_le16(sum + 5, (uint16_t)(ofs_in_node + n));
+		se->mtime = se->mtime ? (se->mtime * se->valid_blocks + mtime) /
+					(se->valid_blocks + 1u) : mtime;
+		f2fs_set_bit(cs->blkoff, se->cur_valid_map);
+		se->valid_blocks++;
+		/* update_sit_entry: a slot written since the checkpoint is not
+		 * reusable until the next one either (an fsync()ed dnode may
+		 * point at it) */
+		if (!f2fs_test_bit(cs->blkoff, se->ckpt_valid_map)) {
+			f2fs_set_bit(cs->blkoff, se->ckpt_valid_map);
+			se->ckpt_valid_blocks++;
+		}
+		cs->blkoff++;
+		n++;
 	}
+	if (!n)		/* a log always stands on a free slot; callers loop on *got */
+		return f2fs_corrupted(sb, "log %d stands on used slot %u of segment %u", type,
+				      cs->blkoff, cs->segno);
+	se->written = true;
 	se->type = (uint8_t)type;
 	mark_sit_dirty(sm, cs->segno);
-	cs->blkoff++;
 	if (cs->alloc_type)
 		cs->blkoff = (uint16_t)ssr_next_slot(sb, se, cs->blkoff);
 	/* like the kernel, never leave a full current segment: a checkpoint
@@ -617,8 +624,38 @@ int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t
 	/* NEXT_FREE_BLKADDR, for the node chain roll-forward follows */
 	if (next)
 		*next = f2fs_seg_start_blkaddr(sb, cs->segno) + cs->blkoff;
-out:
-	pthread_mutex_unlock(&sm->lock);
+	*got = n;
+	return 0;
+}
+
+int f2fs_allocate_run(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+		      uint16_t ofs_in_node, uint32_t want, uint32_t *blkaddr, uint32_t *got)
+{
+	int err;
+
+	if (!want)
+		return -EINVAL;
+	pthread_mutex_lock(&sb->sm->lock);
+	err = allocate_run_locked(sb, type, nid, version, ofs_in_node, want, blkaddr, got, NULL);
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
+int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			uint16_t ofs_in_node, uint32_t *blkaddr)
+{
+	return f2fs_allocate_block_next(sb, type, nid, version, ofs_in_node, blkaddr, NULL);
+}
+
+int f2fs_allocate_block_next(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,
+			     uint16_t ofs_in_node, uint32_t *blkaddr, uint32_t *next)
+{
+	uint32_t got;
+	int err;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	err = allocate_run_locked(sb, type, nid, version, ofs_in_node, 1, blkaddr, &got, next);
+	pthread_mutex_unlock(&sb->sm->lock);
 	return err;
 }
 

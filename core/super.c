@@ -252,9 +252,11 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	else
 		sb->opts.log_level = F2FS_LOG_INFO;
 	pthread_mutex_init(&sb->icache_lock, NULL);
+	f2fs_block_pool_init(&sb->node_pool);
 	pthread_rwlock_init(&sb->evict_lock, NULL);
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
+	pthread_mutex_init(&sb->writepages, NULL);
 	pthread_mutex_init(&sb->orphan_lock, NULL);
 	pthread_mutex_init(&sb->sync_lock, NULL);
 	pthread_cond_init(&sb->sync_cond, NULL);
@@ -280,6 +282,12 @@ static int fill_super(struct f2fs_sb *sb)
 	sb->cache = f2fs_cache_create(csize);
 	if (!sb->cache)
 		return -ENOMEM;
+	if (sb->opts.writeback) {
+		sb->pc = f2fs_pc_create(sb->opts.dirty_bytes ? sb->opts.dirty_bytes
+							     : F2FS_DEFAULT_DIRTY_BYTES);
+		if (!sb->pc)
+			return -ENOMEM;
+	}
 	err = f2fs_extent_mgr_create(sb, sb->opts.extent_cache_size);
 	if (err)
 		return err;
@@ -346,7 +354,10 @@ static int fill_super(struct f2fs_sb *sb)
 
 static void sb_free(struct f2fs_sb *sb)
 {
+	/* pages left after a failed writeback or a shutdown */
+	f2fs_drop_data(sb);
 	f2fs_icache_destroy(sb);
+	f2fs_pc_destroy(sb->pc);
 	f2fs_extent_mgr_destroy(sb);
 	f2fs_destroy_node_table(sb);
 	f2fs_destroy_node_manager(sb);
@@ -363,10 +374,12 @@ static void sb_free(struct f2fs_sb *sb)
 	pthread_rwlock_destroy(&sb->evict_lock);
 	pthread_rwlock_destroy(&sb->cp_rwsem);
 	pthread_mutex_destroy(&sb->rename_lock);
+	pthread_mutex_destroy(&sb->writepages);
 	pthread_mutex_destroy(&sb->orphan_lock);
 	pthread_mutex_destroy(&sb->sync_lock);
 	pthread_cond_destroy(&sb->sync_cond);
 	f2fs_dquot_destroy(sb);
+	f2fs_block_pool_destroy(&sb->node_pool);
 	free(sb);
 }
 
@@ -482,6 +495,10 @@ int f2fs_umount(struct f2fs_sb *sb)
 	if (!sb)
 		return 0;
 	if (f2fs_writable(sb)) {
+		/* the dirty pages first: the last checkpoint holds them */
+		err = f2fs_sync_data(sb);
+		if (err)
+			f2fs_err(sb, "writing back file data at unmount: %s", strerror(-err));
 		/* atomic writes never committed leave their files as they were */
 		f2fs_drop_all_atomic_writes(sb);
 		if (atomic_load(&sb->need_fsck))

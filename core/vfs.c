@@ -22,7 +22,8 @@ int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f
 
 	if (!f2fs_writable(sb))
 		return f2fs_write_denied(sb);
-	if (flags & F2FS_OP_BALANCE)
+	/* writing back dirty pages below allocates too */
+	if ((flags & F2FS_OP_BALANCE) || f2fs_pc_has_dirty(sb->pc))
 		f2fs_balance_fs(sb);
 	f2fs_lock_op(sb);
 	/* a shutdown may have come while this waited for cp_rwsem */
@@ -44,6 +45,14 @@ int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f
 		/* freed since the caller found it: no change may rewrite a freed node */
 		f2fs_end_op(sb, inode);
 		return -ESTALE;
+	}
+	/* every change but write(2) sees the file as the device holds it */
+	if (inode->pages && !(flags & F2FS_OP_KEEP_PAGES)) {
+		err = f2fs_writeback_inode(sb, inode, false);
+		if (err) {
+			f2fs_end_op(sb, inode);
+			return err;
+		}
 	}
 	inode->dq_priv = flags & F2FS_OP_QUOTA_PRIV;
 	*out = inode;

@@ -91,6 +91,11 @@ struct f2fs_fuse {
 	unsigned int max_threads;	/* 1 with -s */
 	atomic_uint inval_waiters;
 
+	/* The flusher (-o writeback, writeback.c): started and stopped with maintenance. */
+	pthread_t wb_thread;
+	bool wb_running;
+	unsigned int dirty_expire_ms;	/* 0: F2FS_DEFAULT_DIRTY_EXPIRE_MS */
+
 	/* The f2fs_maintenance() thread, started in init, stopped in destroy. */
 	pthread_t maint_thread;
 	bool maint_running;
@@ -159,8 +164,8 @@ int f2fs_fuse_remount(int argc, char *argv[]);
 /* True if the ioctl was answered here. */
 bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz);
 /* FS_IOC_ENABLE_VERITY, FS_IOC_MEASURE_VERITY (verity.c): true when cmd was one. */
-bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
-			    size_t in_bufsz, size_t out_bufsz);
+bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			    unsigned int cmd, const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 /* The f2fs compression ioctls (compress_ioctl.c): true when cmd was one. */
 bool f2fs_fuse_compress_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, size_t out_bufsz);
 
@@ -169,6 +174,9 @@ int f2fs_fuse_maintenance_init(struct f2fs_fuse *fs);
 void f2fs_fuse_maintenance_destroy(struct f2fs_fuse *fs);
 void f2fs_fuse_start_maintenance(struct f2fs_fuse *fs);
 void f2fs_fuse_stop_maintenance(struct f2fs_fuse *fs);
+/* The flusher thread (writeback.c), under the maintenance lock and stop flag. */
+void f2fs_fuse_start_flusher(struct f2fs_fuse *fs);
+void f2fs_fuse_stop_flusher(struct f2fs_fuse *fs);
 
 /* F2FS_IOC_QUOTACTL (quotactl.c, quotactl_proto.h); true if it was answered here. */
 bool f2fs_fuse_quotactl_ioctl(fuse_req_t req, unsigned int cmd, const void *in_buf,

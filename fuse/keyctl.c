@@ -379,6 +379,10 @@ int keyctl_remove_key(struct f2fs_keyctl *kc, struct f2fs_caller *who,
 			goto out;
 		}
 	}
+	/* no plaintext page outlives its key: dirty data is written (encrypted) first */
+	err = f2fs_sync_data(fs->sb);
+	if (err)
+		goto out;
 	keyctl_collect(kc, spec, &iv);
 	if (v1) {
 		err = f2fs_remove_key_v1(fs->sb, spec->u);

@@ -114,6 +114,22 @@ void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs)
 		      (unsigned long long)st.checkpoints, (unsigned long long)st.gc_runs,
 		      (unsigned long long)st.gc_sections, (unsigned long long)st.gc_data_blocks,
 		      (unsigned long long)st.gc_node_blocks, (unsigned long long)st.ssr_segments);
+	{
+		struct f2fs_wb_stats wb;
+
+		f2fs_get_wb_stats(fs->sb, &wb);
+		if (wb.enabled)
+			f2fs_fuse_log(fs, F2FS_LOG_INFO, "  writeback: %llu pages dirtied, %llu "
+				      "written back, %llu dropped, %llu dirty now (limit %llu); "
+				      "inode writebacks: %llu by changes and fsync, %llu by the "
+				      "flusher", (unsigned long long)wb.pages_dirtied,
+				      (unsigned long long)wb.pages_written,
+				      (unsigned long long)wb.pages_dropped,
+				      (unsigned long long)wb.dirty_pages,
+				      (unsigned long long)wb.limit_pages,
+				      (unsigned long long)wb.wb_sync,
+				      (unsigned long long)wb.wb_background);
+	}
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  fsync: %llu node commits for %llu requests, %llu node "
 		      "blocks; %llu checkpoint requests merged into another",
 		      (unsigned long long)st.fsync_commits, (unsigned long long)st.fsync_requests,

@@ -118,6 +118,10 @@ static int run(int argc, char *argv[])
 	mopts.no_node_ra = c.no_node_ra;
 	mopts.node_ra_depth = c.node_ra_depth;
 	mopts.extent_cache_size = c.extent_cache_size;
+	mopts.serialize_io = c.serialize_io;
+	mopts.min_seq_blocks = c.min_seq_blocks;
+	mopts.writeback = c.writeback;
+	mopts.dirty_bytes = c.dirty_bytes;
 	mopts.dcache_size = c.dcache_size;
 	mopts.no_dcache = c.no_dcache;
 	mopts.log = f2fs_fuse_log_msg;

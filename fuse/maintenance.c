@@ -73,6 +73,7 @@ void f2fs_fuse_start_maintenance(struct f2fs_fuse *fs)
 		return;
 	}
 	fs->maint_running = true;
+	f2fs_fuse_start_flusher(fs);
 }
 
 void f2fs_fuse_stop_maintenance(struct f2fs_fuse *fs)
@@ -81,8 +82,9 @@ void f2fs_fuse_stop_maintenance(struct f2fs_fuse *fs)
 		return;
 	pthread_mutex_lock(&fs->maint_lock);
 	fs->maint_stop = true;
-	pthread_cond_signal(&fs->maint_cond);
+	pthread_cond_broadcast(&fs->maint_cond);	/* the flusher waits on it too */
 	pthread_mutex_unlock(&fs->maint_lock);
+	f2fs_fuse_stop_flusher(fs);
 	pthread_join(fs->maint_thread, NULL);
 	fs->maint_running = false;
 }

@@ -49,6 +49,12 @@ enum {
 	KEY_DCACHE_SIZE,
 	KEY_PRECACHE,
 	KEY_PRECACHE_N,
+	KEY_SERIALIZE_IO,
+	KEY_MIN_SEQ_BLOCKS,
+	KEY_WRITEBACK,
+	KEY_NOWRITEBACK,
+	KEY_DIRTY_BYTES,
+	KEY_DIRTY_EXPIRE,
 };
 
 static const struct fuse_opt cli_opts[] = {
@@ -73,6 +79,12 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("dcache_size=", KEY_DCACHE_SIZE),
 	FUSE_OPT_KEY("precache_extents", KEY_PRECACHE),
 	FUSE_OPT_KEY("precache_extents=", KEY_PRECACHE_N),
+	FUSE_OPT_KEY("serialize_io=", KEY_SERIALIZE_IO),
+	FUSE_OPT_KEY("min_seq_blocks=", KEY_MIN_SEQ_BLOCKS),
+	FUSE_OPT_KEY("writeback", KEY_WRITEBACK),
+	FUSE_OPT_KEY("nowriteback", KEY_NOWRITEBACK),
+	FUSE_OPT_KEY("dirty_bytes=", KEY_DIRTY_BYTES),
+	FUSE_OPT_KEY("dirty_expire_ms=", KEY_DIRTY_EXPIRE),
 	FUSE_OPT_KEY("key_file=", KEY_KEY_FILE),
 	FUSE_OPT_KEY("v1_key_file=", KEY_V1_KEY_FILE),
 	FUSE_OPT_KEY("keyctl_socket=", KEY_KEYCTL_SOCKET),
@@ -299,6 +311,39 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		fs->precache_open = true;
 		fs->precache_min_nodes = v;
 		return 0;
+	case KEY_SERIALIZE_IO: {
+		static const char *const modes[] = {
+			[F2FS_SERIALIZE_AUTO] = "auto", [F2FS_SERIALIZE_NEVER] = "never",
+			[F2FS_SERIALIZE_ALWAYS] = "always", [F2FS_SERIALIZE_ALLOC] = "alloc",
+		};
+		const char *m = opt_value(arg);
+
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+			if (!strcmp(m, modes[i])) {
+				c->serialize_io = (enum f2fs_serialize_io)i;
+				return 0;
+			}
+		}
+		return bad_value(arg);
+	}
+	case KEY_MIN_SEQ_BLOCKS:
+		if (parse_ulong(opt_value(arg), 10, UINT32_MAX, &v) || v == 0)
+			return bad_value(arg);
+		c->min_seq_blocks = (uint32_t)v;
+		return 0;
+	case KEY_WRITEBACK:
+	case KEY_NOWRITEBACK:
+		c->writeback = key == KEY_WRITEBACK;
+		return 0;
+	case KEY_DIRTY_BYTES:
+		if (parse_size(opt_value(arg), &c->dirty_bytes) || c->dirty_bytes < (1u << 20))
+			return bad_value(arg);
+		return 0;
+	case KEY_DIRTY_EXPIRE:
+		if (parse_ulong(opt_value(arg), 10, 3600000, &v) || v < 10)
+			return bad_value(arg);
+		fs->dirty_expire_ms = (unsigned int)v;
+		return 0;
 	case KEY_KEY_FILE:
 		return f2fs_keyctl_opt_key_file(fs, opt_value(arg)) ? -1 : 0;
 	case KEY_V1_KEY_FILE:
@@ -387,6 +432,20 @@ void f2fs_fuse_help(void)
 	       "    -o precache_extents[=N]  map a regular file into the extent cache when\n"
 	       "                           it is opened, if it has more than N direct nodes\n"
 	       "                           (default N: 16, a 64 MiB file)\n"
+	       "    -o serialize_io=MODE   whose writes allocate and write under one lock,\n"
+	       "                           each keeping its blocks one run: auto (the\n"
+	       "                           default: encrypted and compressed files, writes\n"
+	       "                           of min_seq_blocks or more), always, never, or\n"
+	       "                           alloc (auto's, with only the allocation locked)\n"
+	       "    -o min_seq_blocks=N    auto serializes writes of N blocks or more\n"
+	       "                           (default: the blocks of a section, 512)\n"
+	       "    -o writeback           write(2) goes to a page cache of dirty data in the\n"
+	       "                           daemon (blocks reserved at once, allocated at\n"
+	       "                           writeback: fsync, the dirty limit, the expire,\n"
+	       "                           checkpoints, unmount); nowriteback: off (default)\n"
+	       "    -o dirty_bytes=N[K|M|G]  bound on dirty data (default: 64 MiB)\n"
+	       "    -o dirty_expire_ms=N   dirty data older than N ms is written back\n"
+	       "                           (default: 1000)\n"
 	       "    -o io_stats            print the image I/O counts by request size,\n"
 	       "                           checkpoints, cleaning and SSR counts, and the\n"
 	       "                           FUSE requests by kind, at unmount (SIGUSR1\n"

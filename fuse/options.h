@@ -27,6 +27,10 @@ struct f2fs_fuse_cli {
 	uint32_t node_ra, node_ra_depth;
 	bool no_node_ra;
 	size_t extent_cache_size;
+	enum f2fs_serialize_io serialize_io;
+	uint32_t min_seq_blocks;
+	bool writeback;
+	size_t dirty_bytes;
 	size_t dcache_size;
 	bool no_dcache;
 };

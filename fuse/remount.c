@@ -73,15 +73,21 @@ static void remount_ioctl(fuse_req_t req, struct f2fs_fuse *fs, size_t out_bufsz
 	 * as the mount may have become read-only.
 	 */
 	if (!fs->mountpoint || f2fs_fuse_find_mount(fs->mountpoint, dev, &ro) != 0) {
-		if (!fs->readonly)
-			err = f2fs_sync_fs(fs->sb, false);
+		if (!fs->readonly) {
+			err = f2fs_sync_data(fs->sb);
+			if (!err)
+				err = f2fs_sync_fs(fs->sb, false);
+		}
 		reply_state(req, fs, err);
 		return;
 	}
 	if (ro && !atomic_exchange(&fs->vfs_readonly, true)) {
 		/* what is pending goes to the image now, not at the next periodic checkpoint */
-		if (!fs->readonly)
-			err = f2fs_sync_fs(fs->sb, false);
+		if (!fs->readonly) {
+			err = f2fs_sync_data(fs->sb);
+			if (!err)
+				err = f2fs_sync_fs(fs->sb, false);
+		}
 		f2fs_fuse_log(fs, F2FS_LOG_INFO, "remounted read-only%s%s",
 			      err ? "; checkpoint failed: " : "", err ? strerror(-err) : "");
 	} else if (!ro && atomic_exchange(&fs->vfs_readonly, false)) {

@@ -18,14 +18,14 @@ import sys
 # ground floor first; keep in step with docs/design.md
 FLOORS = [
     ["msg", "platform", "crc", "hash", "utf8", "lzorle"],
-    ["dev", "cache", "extent_cache", "dcache"],
+    ["dev", "cache", "extent_cache", "dcache", "pagecache"],
     ["nat", "segment", "dquot", "quota_tree"],
     ["node"],
     ["checkpoint"],
     ["inode"],
     ["xattr", "acl"],
     ["crypt"],
-    ["data", "inline", "compress", "verity"],
+    ["data", "inline", "compress", "verity", "writeback"],
     ["dir", "quota"],
     ["gc", "recovery"],
     ["vfs", "namei", "file", "ioctl"],

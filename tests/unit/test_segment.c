@@ -4,8 +4,9 @@
  * after its write pointer back to back and records each block's summary;
  * the SIT counts it valid now and as held since the checkpoint, so a freed
  * slot is not handed out again before the next checkpoint; a full segment
- * moves the log to a free one.  File writes take their blocks from the warm
- * data log, the counts survive a checkpoint, and fsck.f2fs finds nothing.
+ * moves the log to a free one; a run of slots stops at a segment's end.
+ * File writes take their blocks from the warm data log, the counts survive
+ * a checkpoint, and fsck.f2fs finds nothing.
  */
 #include "rwimage.h"
 
@@ -82,6 +83,49 @@ static void log_allocation(struct rwimage *im)
 	free(all);
 }
 
+/*
+ * f2fs_allocate_run: consecutive slots with consecutive summary offsets,
+ * ending where the segment ends (the log moves on at once), the rest
+ * asked for again.
+ */
+static void run_allocation(const struct rwimage *im)
+{
+	struct rwimage c;
+	struct f2fs_curseg *cs;
+	uint32_t a, got, segno, off, left, valid;
+
+	if (!rw_copy(im, &c))
+		return;
+	cs = &c.sb->curseg[CURSEG_WARM_DATA];
+	segno = cs->segno;
+	off = cs->blkoff;
+	valid = c.sb->sm->sentries[segno].valid_blocks;
+	CHECK(f2fs_allocate_run(c.sb, CURSEG_WARM_DATA, 77, 3, 10, NR, &a, &got) == 0, "run");
+	CHECK_EQ_U64(got, NR, "a run inside the segment is whole");
+	CHECK_EQ_U64(a, f2fs_seg_start_blkaddr(c.sb, segno) + off, "from the write pointer");
+	for (uint32_t i = 0; i < NR; i++) {
+		const uint8_t *sum = cs->sum + (size_t)(off + i) * SUMMARY_SIZE;
+
+		CHECK(get_le32(sum) == 77 && sum[4] == 3 && get_le16(sum + 5) == 10 + i,
+		      "summary of slot %u: nid %u version %u ofs %u", off + i, get_le32(sum), sum[4],
+		      get_le16(sum + 5));
+		CHECK(f2fs_test_bit(off + i, c.sb->sm->sentries[segno].cur_valid_map),
+		      "slot %u valid", off + i);
+	}
+	CHECK_EQ_U64(c.sb->sm->sentries[segno].valid_blocks, valid + NR, "SIT counts the run");
+	left = c.sb->blocks_per_seg - off - NR;
+	CHECK(f2fs_allocate_run(c.sb, CURSEG_WARM_DATA, 78, 0, 0, left + 5, &a, &got) == 0,
+	      "a run past the segment's end");
+	CHECK_EQ_U64(got, left, "ends with the segment");
+	CHECK(cs->segno != segno && cs->blkoff == 0, "and the log moved on");
+	CHECK(f2fs_allocate_run(c.sb, CURSEG_WARM_DATA, 78, 0, (uint16_t)left, 5, &a, &got) == 0 &&
+	      got == 5, "the rest from the next segment");
+	CHECK(f2fs_allocate_run(c.sb, CURSEG_WARM_DATA, 78, 0, 0, 0, &a, &got) == -EINVAL,
+	      "an empty run is refused");
+	CHECK(!atomic_load(&c.sb->need_fsck), "nothing looked inconsistent");
+	rw_free(&c);
+}
+
 /* A block freed twice is reported, not counted twice. */
 static void double_free(const struct rwimage *im)
 {
@@ -156,6 +200,7 @@ int main(void)
 	log_allocation(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
 	double_free(&im);
+	run_allocation(&im);
 	file_blocks(&im);
 	rw_done(&im);
 	return check_done("test_segment");

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writeback (-o writeback): write(2) copies into the page cache
+ * (pagecache.c) after reserving the blocks it may need, as the kernel's
+ * f2fs_write_begin does with f2fs_reserve_block (a hole becomes NEW_ADDR,
+ * charged to the quota and the user blocks there and then), so that
+ * ENOSPC and EDQUOT come from write(2) and never from writeback.  The
+ * physical blocks are allocated when an inode's pages are written back:
+ * in one pass, under the writepages lock when the inode is serialized
+ * (data.c f2fs_should_serialize_io; background writeback always is, as
+ * the kernel's WB_SYNC_NONE), so that all its dirty pages land in one run.
+ *
+ * What writes an inode back: every change to it other than write(2)
+ * (f2fs_begin_op: fsync, setattr and truncation, fallocate, ioctls, xattrs,
+ * so each of them sees the file as on disk), the dirty limit (the writer
+ * writes its own inode back), the flusher (fuse/writeback.c: the oldest
+ * inode once it is older than the expire or the cache is past half its
+ * limit), checkpoints, unmount, a full-sync shutdown and key removal
+ * (file.c f2fs_sync_data); other shutdowns and eviction drop the pages.
+ * Compressed, pinned and inline files are written as before, at write(2).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "f2fs.h"
+
+#define WB_RUN 1024	/* pages per f2fs_write_pages call (4 MiB) */
+
+bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode)
+{
+	return sb->pc && S_ISREG(inode->mode) && !f2fs_is_compressed(inode) && !inode->cow &&
+	       !(inode->inline_flags & (F2FS_INLINE_DATA | F2FS_PIN_FILE));
+}
+
+/* Caller holds the inode's write lock and cp_rwsem shared. */
+ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf,
+			  size_t len, uint64_t off)
+{
+	uint64_t end = off + len, first = off / F2FS_BLKSIZE, last = (end - 1) / F2FS_BLKSIZE;
+	const struct fscrypt_inode_info *ci = NULL;
+	bool was_clean = !inode->pages;
+	int err;
+
+	if (f2fs_is_encrypted(inode)) {
+		err = f2fs_get_crypt_info(sb, inode, &ci);
+		if (err)
+			return err;
+	}
+	/* delayed allocation: the space now, the address at writeback */
+	err = f2fs_reserve_blocks(sb, inode, first, last + 1);
+	if (err)
+		return err;
+	for (uint64_t b = first; b <= last; b++) {
+		uint64_t o0 = F2FS_MAX(off, b * F2FS_BLKSIZE);
+		uint64_t o1 = F2FS_MIN(end, (b + 1) * F2FS_BLKSIZE);
+		bool created;
+		uint8_t *page = f2fs_pc_get(sb->pc, &inode->pages, inode->ino, b, &created);
+
+		if (!page) {
+			err = -ENOMEM;
+			break;
+		}
+		if (created && o1 - o0 < F2FS_BLKSIZE) {
+			err = f2fs_read_for_merge(sb, inode, ci, (uint32_t)b, page);
+			if (err) {
+				/* nothing of this write is in it yet: zeros are what a hole reads */
+				memset(page, 0, F2FS_BLKSIZE);
+				break;
+			}
+		}
+		memcpy(page + (o0 - b * F2FS_BLKSIZE), buf + (o0 - off), (size_t)(o1 - o0));
+	}
+	/* a dirty inode stays in the inode cache until written back */
+	if (was_clean && inode->pages)
+		f2fs_ihold(sb, inode);
+	return err;
+}
+
+/*
+ * Write the inode's dirty pages back (caller holds its write lock and
+ * cp_rwsem shared).  On failure the pages are dropped, as the kernel
+ * clears a page whose write failed, and the error is returned.
+ */
+int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool background)
+{
+	struct f2fs_inode_pages *ip;
+	uint8_t **ptrs;
+	int ser, err = 0, derr;
+
+	if (!inode->pages)
+		return 0;
+	ip = f2fs_pc_detach(sb->pc, &inode->pages);
+	ptrs = malloc(sizeof(*ptrs) * ip->nr);
+	if (!ptrs) {
+		/* put them back: they are the only copy */
+		inode->pages = ip;
+		f2fs_pc_relist(sb->pc, ip);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < ip->nr; i++)
+		ptrs[i] = ip->v[i].data;
+	ser = f2fs_should_serialize_io(sb, inode, ip->nr);
+	if (!ser && background && sb->opts.serialize_io != F2FS_SERIALIZE_NEVER)
+		ser = sb->opts.serialize_io == F2FS_SERIALIZE_ALLOC ? F2FS_SER_ALLOC : F2FS_SER_FULL;
+	/* full: the whole pass under the lock, so every run of the inode is one */
+	if (ser == F2FS_SER_FULL)
+		pthread_mutex_lock(&sb->writepages);
+	for (uint32_t s = 0, n; !err && s < ip->nr; s += n) {
+		for (n = 1; s + n < ip->nr && n < WB_RUN &&
+			    ip->v[s + n].index == ip->v[s].index + n; n++)
+			;
+		err = f2fs_write_pages(sb, inode, ptrs + s, ip->v[s].index, n, ser,
+				       ser == F2FS_SER_FULL);
+	}
+	if (ser == F2FS_SER_FULL)
+		pthread_mutex_unlock(&sb->writepages);
+	free(ptrs);
+	pthread_mutex_lock(&sb->pc->lock);
+	sb->pc->wb_inodes++;
+	if (background)
+		sb->pc->wb_background++;
+	else
+		sb->pc->wb_sync++;
+	pthread_mutex_unlock(&sb->pc->lock);
+	f2fs_pc_free(sb->pc, ip, !err);
+	/* the block addresses in the inode (and its nodes) changed */
+	derr = f2fs_mark_inode_dirty(sb, inode);
+	/* the hold f2fs_cached_write took; the caller has its own reference */
+	f2fs_iput(sb, inode);
+	return err ? err : derr;
+}

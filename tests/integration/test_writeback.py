@@ -1,0 +1,339 @@
+"""Writeback: how concurrent writers' blocks land on the device, and the
+page cache of dirty data (-o writeback).
+
+-o serialize_io decides whose writes allocate (and write) under the mount's
+writepages lock, as the kernel's __should_serialize_io does: then each
+write takes its blocks as one run from the data log and reaches the device
+as one request, instead of interleaving block by block with the other
+writers (the seed patch "f2fs: serialize writeback for inline-crypto
+inodes").  f2fs-fusectl extents shows where each file's blocks went;
+fsck.f2fs after every test."""
+
+import errno
+import hashlib
+import os
+import struct
+import threading
+
+import pytest
+
+import fsutil
+from test_ioctl import extents
+from test_keys import Ctl, fusectl  # noqa: F401
+from test_write import (FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE, MiB,
+                        RWImage, blob, fallocate)
+
+NO_PERIODIC = "checkpoint_interval=3600"
+WRITERS = 8
+WRITE = MiB
+WRITES = 12
+BLK = 4096
+
+
+def geometry(image):
+    """(segment0_blkaddr, blocks per segment) from the superblock."""
+    with open(image, "rb") as f:
+        f.seek(1024)
+        sb = f.read(128)
+    log_bps, = struct.unpack_from("<I", sb, 20)
+    seg0, = struct.unpack_from("<I", sb, 72)
+    return seg0, 1 << log_bps
+
+
+def breaks(ext, seg0, bps, per_write):
+    """Places where a file's next extent does not continue the previous one
+    in the middle of a write: neither at a write's first block nor at a
+    segment's end (where the log moves on)."""
+    out = []
+    for a, b in zip(ext, ext[1:]):
+        lblk_a, pblk_a, len_a, _ = a
+        lblk_b = b[0]
+        if lblk_b % per_write == 0:
+            continue
+        if (pblk_a + len_a - seg0) % bps == 0:
+            continue
+        out.append((a, b))
+    return out
+
+
+def concurrent_osync_writers(top, seed, prefix="wb"):
+    """WRITERS threads, each writing WRITES x WRITE bytes O_SYNC to its own file."""
+    data = {}
+    errors = []
+
+    def writer(i):
+        path = os.path.join(top, "%s.%d" % (prefix, i))
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_SYNC, 0o644)
+            try:
+                for w in range(WRITES):
+                    assert os.write(fd, data[i][w * WRITE:(w + 1) * WRITE]) == WRITE
+            finally:
+                os.close(fd)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append((i, e))
+
+    for i in range(WRITERS):
+        data[i] = blob(WRITES * WRITE, seed + i)
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(WRITERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    return data
+
+
+def check_files(top, data, prefix="wb"):
+    for i, want in data.items():
+        with open(os.path.join(top, "%s.%d" % (prefix, i)), "rb") as f:
+            got = f.read()
+        assert hashlib.sha256(got).hexdigest() == hashlib.sha256(want).hexdigest(), i
+
+
+def crypt_setup(fusectl, mnt):  # noqa: F811
+    """A fresh v2 key and an encrypted directory under mnt."""
+    ctl = Ctl(fusectl)
+    key_id = ctl.out("add_key", mnt, input=os.urandom(64)).strip()
+    top = os.path.join(mnt, "enc")
+    os.mkdir(top)
+    ctl.out("set_policy", key_id, top)
+    return top
+
+
+@pytest.mark.parametrize("mode,crypt,contiguous", [
+    ("auto", True, True),
+    ("alloc", True, True),
+    ("never", True, False),
+    ("auto,min_seq_blocks=64", False, True),
+    ("auto,writeback", True, True),
+], ids=["auto-encrypted", "alloc-encrypted", "never-encrypted", "auto-plain-min_seq_blocks",
+        "auto-encrypted-writeback"])
+def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # noqa: F811
+                                 contiguous):
+    """8 threads write 1 MiB O_SYNC writes to their own files (the seed's
+    job).  Serialized (encrypted files under auto and alloc, plain files
+    once writes reach min_seq_blocks), every write is one physical run:
+    a file's extents only break where a write starts or a segment ends.
+    Under never the writers' blocks interleave."""
+    img = RWImage(f2fs_fuse, tmp_path, features="encrypt", size=1024 * MiB,
+                  options=["rw", NO_PERIODIC, "serialize_io=" + mode])
+    try:
+        p = img.mount()
+        top = crypt_setup(fusectl, p) if crypt else p
+        seg0, bps = geometry(img.image)
+        # interleaving needs two writers allocating at the same moment: a
+        # few rounds give it the chance
+        for rnd in range(1 if contiguous else 12):
+            prefix = "wb%d" % rnd
+            data = concurrent_osync_writers(top, 7 + rnd, prefix)
+            found = {}
+            for i in data:
+                ext = extents(fusectl, os.path.join(top, "%s.%d" % (prefix, i)))
+                assert sum(e[2] for e in ext) == WRITES * WRITE // BLK
+                found[i] = breaks(ext, seg0, bps, WRITE // BLK)
+            check_files(top, data, prefix)
+            if any(found.values()):
+                break
+            for i in data:
+                os.unlink(os.path.join(top, "%s.%d" % (prefix, i)))
+        if contiguous:
+            assert all(not b for b in found.values()), found
+        else:
+            assert any(found.values()), "no interleaving under serialize_io=never"
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+
+
+def test_serialize_io_option(f2fs_fuse, tmp_path):
+    """A mode the daemon does not know refuses the mount."""
+    img = RWImage(f2fs_fuse, tmp_path, size=64 * MiB)
+    mnt = tmp_path / "bad"
+    mnt.mkdir()
+    for bad in ("serialize_io=sometimes", "min_seq_blocks=0", "min_seq_blocks=x"):
+        r = fsutil.run([f2fs_fuse, "-f", "-o", bad, img.image, str(mnt)], timeout=30)
+        assert r.returncode != 0 and "invalid option value" in r.stdout, (bad, r.stdout)
+
+
+# ---------------------------------------------------------------- -o writeback
+
+WB = ["rw", NO_PERIODIC, "writeback", "dirty_expire_ms=60000"]
+
+
+def daemon_read(path, n=None):
+    """Read through the daemon: the kernel's cached pages of the file go first."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        size = os.fstat(fd).st_size if n is None else n
+        out = b""
+        while len(out) < size:
+            b = os.pread(fd, size - len(out), len(out))
+            if not b:
+                break
+            out += b
+        return out
+    finally:
+        os.close(fd)
+
+
+def test_writeback_coherence(f2fs_fuse, tmp_path):
+    """Dirty data is read back before it is written; truncation, punching,
+    zeroing, fallocate and overwrites of dirty ranges give what a model
+    file gives, before and after unmount; fsck is clean."""
+    img = RWImage(f2fs_fuse, tmp_path, size=256 * MiB, options=WB)
+    try:
+        p = img.mount()
+        path = os.path.join(p, "f")
+        model = bytearray()
+
+        def pwrite(fd, data, off):
+            assert os.pwrite(fd, data, off) == len(data)
+            if off > len(model):
+                model.extend(bytes(off - len(model)))
+            model[off:off + len(data)] = data
+
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            pwrite(fd, blob(3 * MiB + 123, 1), 0)
+            for i in range(40):                       # unaligned small writes
+                pwrite(fd, blob(1000 + i, 10 + i), 4096 * i * 7 + 333)
+            assert daemon_read(path) == bytes(model)
+            pwrite(fd, blob(5000, 2), 5 * MiB)          # past EOF: a hole between
+            assert daemon_read(path) == bytes(model)
+            os.ftruncate(fd, 2 * MiB + 77)              # truncation of dirty data
+            del model[2 * MiB + 77:]
+            assert daemon_read(path) == bytes(model)
+            pwrite(fd, blob(9000, 3), 2 * MiB)          # dirty again, then punched
+            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1 * MiB, 65536)
+            model[MiB:MiB + 65536] = bytes(65536)
+            pwrite(fd, blob(70000, 4), 100)
+            fallocate(fd, FALLOC_FL_ZERO_RANGE, 50000, 10000)
+            model[50000:60000] = bytes(10000)
+            pwrite(fd, blob(4096, 5), 8192)
+            fallocate(fd, 0, len(model), 3 * 4096)      # extends with zeros
+            model.extend(bytes(3 * 4096))
+            assert daemon_read(path) == bytes(model)
+            os.ftruncate(fd, len(model) + 10)           # extension: zeros
+            model.extend(bytes(10))
+            pwrite(fd, blob(4096 * 3, 6), 4096 * 100)
+        finally:
+            os.close(fd)
+        assert daemon_read(path) == bytes(model)
+        img.unmount()
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "f")) == bytes(model)
+        img.unmount()
+    finally:
+        img.close()
+
+
+def test_writeback_sigkill(f2fs_fuse, tmp_path):
+    """SIGKILL with dirty pages: what fsync() returned for survives; a file
+    written but not synced has, block by block, its new data or zeros, never
+    other data; fsck is clean."""
+    img = RWImage(f2fs_fuse, tmp_path, size=256 * MiB, options=WB)
+    try:
+        p = img.mount()
+        a, b = blob(2 * MiB + 5, 1), blob(3 * MiB, 2)
+        fd = os.open(os.path.join(p, "synced"), os.O_RDWR | os.O_CREAT, 0o644)
+        os.write(fd, a)
+        os.fsync(fd)
+        os.close(fd)
+        with open(os.path.join(p, "dirty"), "wb") as f:
+            f.write(b)
+        # the name is in a checkpoint, the data only in the daemon's memory
+        fd = os.open(p, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        img.crash()
+        fsutil.fsck_check(img.image)
+        p = img.mount()
+        assert daemon_read(os.path.join(p, "synced")) == a
+        got = daemon_read(os.path.join(p, "dirty"))
+        for off in range(0, len(got), BLK):
+            blk = got[off:off + BLK]
+            assert blk == b[off:off + BLK] or blk == bytes(len(blk)), off
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+
+
+def test_writeback_enospc(f2fs_fuse, tmp_path):
+    """Delayed allocation never over-commits: write(2) fails with ENOSPC
+    while the space is reserved, and writeback and unmount then succeed
+    with fsck clean."""
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB)
+    try:
+        p = img.mount()
+        written = 0
+        fd = os.open(os.path.join(p, "big"), os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            chunk = blob(MiB, 3)
+            with pytest.raises(OSError) as ei:
+                while True:
+                    written += os.write(fd, chunk)
+            assert ei.value.errno == errno.ENOSPC
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        assert written > 32 * MiB
+        assert os.path.getsize(os.path.join(p, "big")) == written
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+
+
+def test_writeback_key_removal(f2fs_fuse, fusectl, tmp_path):  # noqa: F811
+    """Removing a key writes the dirty pages of its files first (encrypted):
+    after the key comes back, the data reads as written."""
+    img = RWImage(f2fs_fuse, tmp_path, features="encrypt", size=256 * MiB, options=WB)
+    try:
+        p = img.mount()
+        key = os.urandom(64)
+        ctl = Ctl(fusectl)
+        key_id = ctl.out("add_key", p, input=key).strip()
+        top = os.path.join(p, "enc")
+        os.mkdir(top)
+        ctl.out("set_policy", key_id, top)
+        data = blob(MiB + 4097, 9)
+        with open(os.path.join(top, "f"), "wb") as f:
+            f.write(data)
+        ctl.out("remove_key", key_id, p)
+        with open(img.image, "rb") as f:
+            assert data[:4096] not in f.read(), "plaintext on the image"
+        ctl.out("add_key", p, input=key)
+        assert daemon_read(os.path.join(top, "f")) == data
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+
+
+def test_writeback_shutdown_drops(f2fs_fuse, tmp_path):
+    """A shutdown without sync drops the dirty pages: nothing of them
+    reaches the image, which fsck finds clean, and fsync()ed data stays."""
+    import test_ioctl
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB)
+    try:
+        p = img.mount()
+        a = blob(300000, 1)
+        fd = os.open(os.path.join(p, "synced"), os.O_RDWR | os.O_CREAT, 0o644)
+        os.write(fd, a)
+        os.fsync(fd)
+        os.write(fd, blob(200000, 2))
+        os.close(fd)
+        test_ioctl.f2fs_io("shutdown", 2, p)
+        img.unmount(check=False)
+        fsutil.fsck_check(img.image)
+        p = img.mount()
+        assert daemon_read(os.path.join(p, "synced")) == a
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
