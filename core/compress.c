@@ -842,7 +842,13 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	nwrite = nr ? nr : valid;
 	for (i = 0; i < (nr ? cs : valid); i++)
 		need += old[i] == NULL_ADDR;
-	err = f2fs_take_user_blocks(sb, need);
+	/* inc_valid_block_count: the quota first, then the space */
+	err = f2fs_dquot_alloc_block(sb, inode, need);
+	if (!err) {
+		err = f2fs_take_user_blocks(sb, need);
+		if (err)
+			f2fs_dquot_free_block(sb, inode, need);
+	}
 	if (err) {
 		f2fs_put_dnode(sb, dn);
 		goto out;
@@ -863,6 +869,7 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		while (got)
 			f2fs_invalidate_block(sb, fresh[--got]);
 		f2fs_add_valid_blocks(sb, -(int64_t)need);
+		f2fs_dquot_free_block(sb, inode, need);
 		f2fs_put_dnode(sb, dn);
 		goto out;
 	}
@@ -891,6 +898,7 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			inode->blocks++;
 		if (a != NULL_ADDR && next == NULL_ADDR) {
 			f2fs_add_valid_blocks(sb, -1);
+			f2fs_dquot_free_block(sb, inode, 1);
 			inode->blocks--;
 		}
 		put_le32(addrs + 4 * i, next);
@@ -1250,7 +1258,7 @@ int f2fs_change_compress_reservation(struct f2fs_sb *sb, struct f2fs_inode *inod
 	if (!dn)
 		return -ENOMEM;
 	for (uint64_t c = 0; c < clusters && !err; c++) {
-		uint32_t start = (uint32_t)(c << log), nr = 0, moved = 0;
+		uint32_t start = (uint32_t)(c << log), nr = 0, moved = 0, held = 0;
 		uint8_t *a;
 
 		err = f2fs_get_dnode_of_data(sb, inode, start, LOOKUP_NODE, dn);
@@ -1268,12 +1276,21 @@ int f2fs_change_compress_reservation(struct f2fs_sb *sb, struct f2fs_inode *inod
 		a = dn->addrs + 4 * dn->ofs_in_node;
 		if (get_le32(a) != COMPRESS_ADDR)
 			continue;
-		for (uint32_t i = 1; i < cs; i++)
+		for (uint32_t i = 1; i < cs; i++) {
 			nr += is_data_addr(get_le32(a + 4 * i));
+			held += get_le32(a + 4 * i) == NULL_ADDR;
+		}
 		if (!release) {
-			err = f2fs_take_user_blocks(sb, cs - nr);
+			/* inc_valid_block_count charges the quota for the slots
+			 * (and the head) it reserves again; -EDQUOT stops here */
+			err = f2fs_dquot_alloc_block(sb, inode, held + 1);
 			if (err)
 				break;
+			err = f2fs_take_user_blocks(sb, cs - nr);
+			if (err) {
+				f2fs_dquot_free_block(sb, inode, held + 1);
+				break;
+			}
 		}
 		for (uint32_t i = 1; i < cs; i++) {
 			uint32_t x = get_le32(a + 4 * i);
@@ -1290,6 +1307,7 @@ int f2fs_change_compress_reservation(struct f2fs_sb *sb, struct f2fs_inode *inod
 		moved++;
 		if (release) {
 			f2fs_add_valid_blocks(sb, -(int64_t)moved);
+			f2fs_dquot_free_block(sb, inode, moved);
 			inode->blocks -= moved;
 			inode->compr_blocks -= F2FS_MIN(inode->compr_blocks, (uint64_t)(cs - nr));
 		} else {

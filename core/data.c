@@ -1165,13 +1165,13 @@ int f2fs_allocate_pinned_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, ui
 					break;
 				in_sec = sec_blks;
 			}
-			if (old == NULL_ADDR && (err = f2fs_take_user_blocks(sb, 1)))
+			if (old == NULL_ADDR && (err = charge_blocks(sb, inode, 1)))
 				break;
 			err = f2fs_allocate_block(sb, CURSEG_COLD_DATA, dn->nid, dn->version,
 						  (uint16_t)i, &addr);
 			if (err) {
 				if (old == NULL_ADDR)
-					f2fs_add_valid_blocks(sb, -1);
+					uncharge_blocks(sb, inode, 1);
 				break;
 			}
 			if (old == NULL_ADDR)

@@ -317,3 +317,372 @@ def test_android_quota_report(mount, image, fixtures_dir, key_opt):
     want = {t: {i: v for i, v in want[t].items() if any(v)} for t in TYPES}
     assert got == want
     fsutil.fsck_check(image)
+
+
+# ---------------------------------------------------------------- 5: read-write
+
+RW_OPTS = ("rw", NO_PERIODIC) + QUOTA_OPTS + (
+    "compress_algorithm=zstd", "compress_log_size=3", "compress_chksum",
+    "compress_extension=apk")
+
+
+def _projid_of(p):
+    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        return fsgetxattr(fd)
+    finally:
+        os.close(fd)
+
+
+def usage_model(mnt, link_projid):
+    """{type: {id: (bytes, inodes)}} of what the tree holds: each inode once,
+    st_blocks and one inode for its user, group and project.  No ioctl
+    reaches a symlink's or a special file's inode: link_projid(path) says."""
+    use = {t: {} for t in TYPES}
+    seen = set()
+    for top, dirs, files in os.walk(mnt):
+        for name in [None] + dirs + files:
+            p = top if name is None else os.path.join(top, name)
+            st = os.lstat(p)
+            if st.st_ino in seen:
+                continue
+            seen.add(st.st_ino)
+            if os.path.isdir(p) and not os.path.islink(p) or os.path.isfile(p) \
+                    and not os.path.islink(p):
+                prj = _projid_of(p)[1]
+            else:
+                prj = link_projid(os.path.relpath(p, mnt))
+            for t, qid in zip(TYPES, (st.st_uid, st.st_gid, prj)):
+                b, n = use[t].get(qid, (0, 0))
+                use[t][qid] = (b + st.st_blocks * 512, n + 1)
+    return use
+
+
+def quota_usage(mnt):
+    """{type: {id: (bytes, inodes)}} from f2fs-fusectl quota (KiB * 1024)."""
+    return {t: {i: (v[0] * 1024, v[1]) for i, v in quota_report(mnt, t).items()
+                if v[0] or v[1]} for t in TYPES}
+
+
+def delta(after, before):
+    out = {t: {} for t in TYPES}
+    for t in TYPES:
+        for i in set(after[t]) | set(before[t]):
+            a, b = after[t].get(i, (0, 0)), before[t].get(i, (0, 0))
+            d = (a[0] - b[0], a[1] - b[1])
+            if d != (0, 0):
+                out[t][i] = d
+    return out
+
+
+def compressible(n, seed):
+    line = ("android fixture %d: the quick brown fox jumps over the lazy dog\n" % seed).encode()
+    return (line * (n // len(line) + 1))[:n]
+
+
+def errno_of(fn):
+    try:
+        fn()
+    except OSError as e:
+        return e.errno
+    return 0
+
+
+def workload(mnt):
+    """A mix over the fixture's special directories; returns the symlinks
+    made ({relative path: project id they must have})."""
+    j = lambda *a: os.path.join(mnt, *a)   # noqa: E731
+    links = {}
+    # casefolded directory: create, look up by other spellings, unlink by another
+    with open(j("casefold", "New-Ωmega-File.txt"), "wb") as f:
+        f.write(os.urandom(5000))
+    assert os.stat(j("casefold", "NEW-ωMEGA-file.TXT")).st_ino == \
+        os.stat(j("casefold", "New-Ωmega-File.txt")).st_ino
+    os.unlink(j("casefold", "hello.txt"))                        # stored as Hello.TXT
+    assert errno_of(lambda: os.stat(j("casefold", "Hello.TXT"))) == 2
+    os.unlink(j("casefold", "STRASSE"))                           # Straße
+    os.mkdir(j("casefold", "NewDir"))
+    with open(j("casefold", "newdir", "Inner.BIN"), "wb") as f:
+        f.write(os.urandom(9000))
+    assert errno_of(lambda: os.mkdir(j("casefold", "NEWDIR"))) == 17
+    assert errno_of(lambda: os.link(j("casefold", "Rename-Me"), j("casefold", "rename-me"))) == 17
+    os.rename(j("casefold", "Rename-Me"), j("casefold", "RENAME-ME"))   # the kernel: a no-op
+    names = sorted(os.listdir(j("casefold", "many")))
+    for n in names[:40]:
+        os.unlink(j("casefold", "many", n.upper() if n.upper() != n else n.lower()
+                    if n.lower() != n else n))
+    for i in range(60):
+        with open(j("casefold", "many", "Added-%03d.dat" % i), "wb") as f:
+            f.write(os.urandom(100 + 97 * i))
+    # encrypted + casefolded media/0 (project 1000 inherited, Pictures 1003)
+    rep = j("media", "0", "Download", "New Report.PDF")
+    with open(rep, "wb") as f:
+        f.write(os.urandom(20000))
+    os.chown(rep, 10123, 1023)
+    assert os.stat(j("media", "0", "download", "NEW REPORT.pdf")).st_ino == os.stat(rep).st_ino
+    assert _projid_of(rep)[1] == 1000
+    os.unlink(j("media", "0", "music", "SONG.mp3"))               # project 1001
+    os.makedirs(j("media", "0", "Pictures", "Holiday"))
+    with open(j("media", "0", "PICTURES", "holiday", "Beach.JPG"), "wb") as f:
+        f.write(os.urandom(33000))
+    assert _projid_of(j("media", "0", "Pictures", "Holiday", "Beach.JPG"))[1] == 1003
+    os.symlink("Beach.JPG", j("media", "0", "Pictures", "Holiday", "Link"))
+    links["media/0/Pictures/Holiday/Link"] = 1003
+    for n in sorted(os.listdir(j("media", "0", "many")))[:30]:
+        os.unlink(j("media", "0", "many", n))
+    # compressed .apk (by extension) and a file in a +c directory
+    with open(j("app", "com.example.app-1", "new.apk"), "wb") as f:
+        f.write(compressible(300000, 1))
+    with open(j("app", "com.example.app.zstd-2", "new.dex"), "wb") as f:
+        f.write(compressible(120000, 2))
+    os.unlink(j("app", "com.example.app.zstd-2", "classes.dex"))
+    # owners
+    os.chown(j("owners", "app-10123"), 1000000, 1000000)
+    os.chown(j("owners", "root"), 10123, 10123)
+    os.chown(j("owners", "app-dir", "link"), 2000, 2000, follow_symlinks=False)
+    # project-inherit creation; rename across projects is EXDEV as the kernel's
+    os.mkdir(j("proj", "inherit-1000", "newdir"))
+    with open(j("proj", "inherit-1000", "newdir", "f"), "wb") as f:
+        f.write(os.urandom(8000))
+    os.symlink("x" * 300, j("proj", "inherit-1000", "newlink"))
+    links["proj/inherit-1000/newlink"] = 1000
+    assert _projid_of(j("proj", "inherit-1000", "newdir")) == (FS_XFLAG_PROJINHERIT, 1000)
+    assert _projid_of(j("proj", "inherit-1000", "newdir", "f"))[1] == 1000
+    assert errno_of(lambda: os.rename(j("proj", "inherit-1000", "file"),
+                                      j("proj", "media-image-1003", "file2"))) == 18
+    with open(j("proj", "noinherit-5000", "new"), "wb") as f:
+        f.write(os.urandom(3000))
+    assert _projid_of(j("proj", "noinherit-5000", "new"))[1] == 0
+    # IV_INO_LBLK_64 app data
+    p = j("user", "0", "com.example.app", "files", "more.txt")
+    with open(p, "wb") as f:
+        f.write(os.urandom(50000))
+    os.chown(p, 10123, 10123)
+    os.unlink(j("user", "0", "com.example.app", "cache", "tmp.bin"))
+    return links
+
+
+def test_android_read_write(mount, image, fixtures_dir, key_opt):
+    """Mounted read-write with the key and the kernel's options: a mix of
+    changes in the casefolded, encrypted + casefolded, compressed, project
+    and owner directories; the quota usage moves exactly as the files do,
+    fsck.f2fs finds nothing to fix, and the next mount sees it all."""
+    fixed_links = {}
+
+    def link_projid(rel):
+        return fixed_links.get(rel, 0)
+
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        q0 = quota_usage(m.path)
+        want0 = {t: {i: v[:2] for i, v in read_quota(fixtures_dir)[t].items() if v[0] or v[1]}
+                 for t in TYPES}
+        assert q0 == want0
+        u0 = usage_model(m.path, link_projid)
+        fixed_links.update(workload(m.path))
+        os.sync()
+        u1 = usage_model(m.path, link_projid)
+        q1 = quota_usage(m.path)
+        assert delta(q1, q0) == delta(u1, u0)
+        assert u0 == q0 and u1 == q1    # and in full: what fsck.f2fs counts
+        apk = os.path.join(m.path, "app", "com.example.app-1", "new.apk")
+        fd = os.open(apk, os.O_RDONLY)
+        try:
+            assert getflags(fd) & 0x4, "new.apk is not compressed"
+        finally:
+            os.close(fd)
+        listed = os.listdir(os.path.join(m.path, "casefold"))
+        assert "Rename-Me" in listed and "RENAME-ME" not in listed
+    fsutil.fsck_check(image)
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        assert quota_usage(m.path) == q1
+        assert usage_model(m.path, link_projid) == u1
+        # i_compr_blocks counts the blocks saved: new.apk's 9 full clusters
+        # of 8 (compress_log_size=3) in one block each; its last 2 blocks raw
+        for p, saved in ((("app", "com.example.app-1", "new.apk"), 63),
+                         (("app", "com.example.app.zstd-2", "new.dex"), None)):
+            fd = os.open(os.path.join(m.path, *p), os.O_RDONLY)
+            try:
+                got = compress_blocks(fd)
+                assert got == saved if saved else got > 0, (p, got)
+            finally:
+                os.close(fd)
+        with open(os.path.join(m.path, "app", "com.example.app-1", "new.apk"), "rb") as f:
+            assert f.read() == compressible(300000, 1)
+        assert os.stat(os.path.join(m.path, "media", "0", "DOWNLOAD", "new report.PDF")).st_size \
+            == 20000
+    fsutil.fsck_check(image)
+
+
+F2FS_IOC_RELEASE_COMPRESS_BLOCKS = 0x8008F512
+F2FS_IOC_RESERVE_COMPRESS_BLOCKS = 0x8008F513
+F2FS_IOC_SET_PIN_FILE = 0x4004F50D
+
+
+def test_android_compress_reservation_and_pinned_quota(mount, image, key_opt):
+    """Releasing and reserving a compressed file's blocks and fallocate() on
+    a pinned file move the quota with i_blocks, as the kernel's
+    inc/dec_valid_block_count do."""
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        lp = lambda rel: 0   # noqa: E731
+        apk = os.path.join(m.path, "owners", "app.apk")
+        with open(apk, "wb") as f:
+            f.write(compressible(200000, 3))
+        os.chown(apk, 10123, 10123)
+        os.sync()
+        steps = []
+        u0, q0 = usage_model(m.path, lp), quota_usage(m.path)
+        fd = os.open(apk, os.O_RDONLY)
+        try:
+            buf = bytearray(8)
+            fcntl.ioctl(fd, F2FS_IOC_RELEASE_COMPRESS_BLOCKS, buf, True)
+            released = struct.unpack("<Q", buf)[0]
+            assert released > 0
+            u1, q1 = usage_model(m.path, lp), quota_usage(m.path)
+            steps.append(("release", delta(q1, q0), delta(u1, u0)))
+            assert delta(u1, u0)["user"] == {10123: (-released * 4096, 0)}
+            fcntl.ioctl(fd, F2FS_IOC_RESERVE_COMPRESS_BLOCKS, buf, True)
+            u2, q2 = usage_model(m.path, lp), quota_usage(m.path)
+            steps.append(("reserve", delta(q2, q1), delta(u2, u1)))
+        finally:
+            os.close(fd)
+        pinned = os.path.join(m.path, "owners", "pinned")
+        fd = os.open(pinned, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.fchown(fd, 1000, 1000)
+            fcntl.ioctl(fd, F2FS_IOC_SET_PIN_FILE, struct.pack("<I", 1))
+            os.posix_fallocate(fd, 0, 2 << 20)
+        finally:
+            os.close(fd)
+        os.sync()
+        u3, q3 = usage_model(m.path, lp), quota_usage(m.path)
+        steps.append(("pinned fallocate", delta(q3, q2), delta(u3, u2)))
+        assert delta(u3, u2)["user"].get(1000, (0, 0))[0] >= 2 << 20
+        bad = [s for s in steps if s[1] != s[2]]
+        assert bad == [], bad
+    fsutil.fsck_check(image)
+
+
+def test_android_fixture_limits(f2fs_fuse, fixture_image, key_opt):
+    """The limits the kernel set (android.quota.txt) hold on f2fs-fuse's
+    mount: user 10123's 102400 KiB hard block limit and group 1000000's
+    hard limit of 500 inodes (its soft limit of 100 only starts the grace
+    period) give EDQUOT to the users themselves; fsck.f2fs is clean after."""
+    import tempfile
+    for t in ("setpriv",):
+        if not shutil.which(t):
+            pytest.skip("%s not installed" % t)
+    # other users must reach the mount: not under tmp_path, which is root's alone
+    d = tempfile.mkdtemp(prefix="f2fs-android-", dir="/tmp")
+    try:
+        os.chmod(d, 0o755)
+        image = os.path.join(d, "android.img")
+        shutil.copyfile(fixture_image("android"), image)
+        mnt = os.path.join(d, "mnt")
+        with fsutil.mounted(f2fs_fuse, image, mnt,
+                            RW_OPTS + (key_opt, "allow_other")) as m:
+            def as_user(uid, code):
+                r = subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+                                    "--clear-groups", "/usr/bin/python3", "-c", code],
+                                   capture_output=True, text=True, timeout=240)
+                assert r.returncode == 0, r.stdout + r.stderr
+                return r.stdout.split()
+
+            big = os.path.join(m.path, "owners", "app-dir", "big")
+            out = as_user(10123, "import os\n"
+                          "fd = os.open(%r, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+                          "chunk = os.urandom(1 << 20)\n"
+                          "try:\n"
+                          "    for i in range(120):\n"
+                          "        d = chunk\n"
+                          "        while d: d = d[os.write(fd, d):]\n"
+                          "    print('no-error')\n"
+                          "except OSError as e:\n"
+                          "    print(e.errno)\n" % big)
+            assert out == ["122"], out                                  # EDQUOT
+            rep = quota_report(m.path, "user")[10123]
+            assert rep[0] <= 102400 and rep[0] > 102400 - 1024 and rep[3] == 102400, rep
+            g = os.path.join(m.path, "owners", "g1000000")
+            os.mkdir(g)
+            os.chown(g, 1000000, 1000000)
+            have = quota_report(m.path, "group")[1000000][1]
+            assert have == 2
+            out = as_user(1000000, "import os\n"
+                          "n = 0\n"
+                          "try:\n"
+                          "    while n < 1000:\n"
+                          "        open(os.path.join(%r, 'f%%d' %% n), 'w').close(); n += 1\n"
+                          "    print(n, 0)\n"
+                          "except OSError as e:\n"
+                          "    print(n, e.errno)\n" % g)
+            assert out == [str(500 - have), "122"], out
+            rep = quota_report(m.path, "group")[1000000]
+            assert rep[1] == 500 and rep[4:] == (100, 500), rep
+            assert quota_usage(m.path) == usage_model(m.path, lambda rel: 0)
+        fsutil.fsck_check(image)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_android_crash_recovery_quota(f2fs_fuse, image, key_opt, tmp_path):
+    """SIGKILL after fsync(): compressed .apk files (new and rewritten), files
+    in the encrypted + casefolded and casefolded trees (rolled forward), a
+    chown, and an orphan (unlinked while open, checkpointed); the next mount rolls them forward and its quota counts
+    exactly what the files use; fsck.f2fs clean."""
+    mnt = str(tmp_path / "mnt")
+    opts = RW_OPTS + (key_opt,)
+    m = fsutil.Mount(f2fs_fuse, image, mnt, opts).start()
+    try:
+        j = lambda *a: os.path.join(mnt, *a)   # noqa: E731
+        fds = []
+
+        def checkpoint(d):
+            # fsync() of a directory is a checkpoint (CP_NON_REGULAR), as the
+            # kernel's; sync(2) does not reach a FUSE daemon
+            fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+            os.fsync(fd)
+            os.close(fd)
+
+        with open(j("owners", "base.apk"), "wb") as f:
+            f.write(compressible(150000, 4))
+        victim = os.open(j("owners", "system"), os.O_RDONLY)   # an orphan
+        os.unlink(j("owners", "system"))
+        fds.append(victim)
+        checkpoint(j("owners"))
+        # fsync() of a compressed file is a checkpoint (CP_COMPRESSED); the
+        # files after the last one roll forward from their fsync()ed nodes
+
+        def put(path, data, uid=None):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.write(fd, data)
+            if uid is not None:
+                os.fchown(fd, uid, uid)
+            os.fsync(fd)
+            fds.append(fd)
+
+        put(j("owners", "crash.apk"), compressible(300000, 5), 10123)
+        fd = os.open(j("owners", "base.apk"), os.O_WRONLY)
+        os.pwrite(fd, compressible(40000, 6), 50000)        # rewrite compressed clusters
+        os.fsync(fd)
+        fds.append(fd)
+        put(j("media", "0", "Download", "Crash File.bin"), os.urandom(30000))
+        put(j("casefold", "After-Sync.txt"), os.urandom(12000), 1000)
+    finally:
+        m._kill()
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    with fsutil.mounted(f2fs_fuse, image, mnt, opts) as m:
+        j = lambda *a: os.path.join(m.path, *a)   # noqa: E731
+        with open(j("owners", "crash.apk"), "rb") as f:
+            assert f.read() == compressible(300000, 5)
+        want = bytearray(compressible(150000, 4))
+        want[50000:90000] = compressible(40000, 6)
+        with open(j("owners", "base.apk"), "rb") as f:
+            assert f.read() == bytes(want)
+        assert os.stat(j("media", "0", "download", "crash file.BIN")).st_size == 30000
+        assert os.stat(j("casefold", "after-sync.TXT")).st_uid == 1000
+        assert not os.path.exists(j("owners", "system"))
+        assert quota_usage(m.path) == usage_model(m.path, lambda rel: 0)
+    fsutil.fsck_check(image)

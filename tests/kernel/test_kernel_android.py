@@ -1,0 +1,161 @@
+"""The kernel-written android fixture, written by f2fs-fuse and read by the
+kernel again, then the other way round.
+
+f2fs-fuse runs the read-write workload of test_android_fixture.py on a copy
+(casefolded and encrypted + casefolded directories, compressed .apk files,
+chown, project-inherit creation); fsck.f2fs is clean. The kernel mounts it
+with the fixture's options: without the key it shows the no-key names and
+errors f2fs-fuse shows; with it, its manifest equals what f2fs-fuse showed,
+other spellings of f2fs-fuse's new names find the same inodes, the project
+ids are the ones f2fs-fuse gave, and its log is clean. The kernel
+then writes more in the same directories; fsck.f2fs is clean again, and
+f2fs-fuse finds the kernel's new names by other spellings, reads its
+compressed file and reports quota usage equal to what the files use."""
+
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+
+import fsutil  # noqa: E402
+import manifest as M  # noqa: E402
+import run_guest as G  # noqa: E402
+import test_android_fixture as A  # noqa: E402
+from conftest import FIXTURES  # noqa: E402
+from test_kernel import assert_guest_ok, f2fs_fuse, guest, kernel_manifest  # noqa: E402,F401
+
+# the kernel's mount options for the fixture (android.info mount1)
+KOPTS = "usrquota,grpquota,prjquota,compress_algorithm=lz4,compress_log_size=2," \
+        "compress_extension=apk"
+
+# other spellings of the names f2fs-fuse made: LOOKUP, STORED
+FUSE_NAMES = [
+    ("casefold/new-ωmega-file.TXT", "casefold/New-Ωmega-File.txt"),
+    ("casefold/NEWDIR/inner.bin", "casefold/NewDir/Inner.BIN"),
+    ("casefold/MANY/added-007.DAT", "casefold/many/Added-007.dat"),
+    ("media/0/DOWNLOAD/new report.pdf", "media/0/Download/New Report.PDF"),
+    ("media/0/pictures/HOLIDAY/beach.jpg", "media/0/Pictures/Holiday/Beach.JPG"),
+]
+# and of the kernel's
+KERNEL_NAMES = [
+    ("casefold/KERNEL-ä.TXT", "casefold/Kernel-Ä.txt"),
+    ("media/0/download/KERNEL-STRASSE.bin", "media/0/Download/kernel-straße.bin"),
+]
+
+# guest: "LOOKUP<TAB>same|differ|ENOENT" for each pair; project ids of paths
+LOOKUPS = (
+    "import os, sys\n"
+    "mnt = sys.argv[1]\n"
+    "pairs = [l.split('\\t') for l in open(sys.argv[2], encoding='utf-8').read().splitlines()]\n"
+    "for look, stored in pairs:\n"
+    "    try:\n"
+    "        a = os.lstat(os.path.join(mnt, look)).st_ino\n"
+    "    except FileNotFoundError:\n"
+    "        print('%s\\tENOENT' % look); continue\n"
+    "    b = os.lstat(os.path.join(mnt, stored)).st_ino\n"
+    "    print('%s\\t%s' % (look, 'same' if a == b else 'differ'))\n"
+)
+PROJIDS = (
+    "import fcntl, os, struct, sys\n"
+    "for p in sys.argv[2:]:\n"
+    "    fd = os.open(os.path.join(sys.argv[1], p), os.O_RDONLY)\n"
+    "    b = bytearray(28)\n"
+    "    fcntl.ioctl(fd, 0x801C581F, b, True)\n"
+    "    os.close(fd)\n"
+    "    x, _, _, prj = struct.unpack_from('<IIII', b)\n"
+    "    print('%s\\t%d' % (p, prj))\n"
+)
+PROJ_PATHS = ["media/0/Download/New Report.PDF", "media/0/Pictures/Holiday",
+              "media/0/Pictures/Holiday/Beach.JPG", "proj/inherit-1000/newdir",
+              "proj/inherit-1000/newdir/f", "proj/noinherit-5000/new"]
+
+GUEST = """set -e
+kmanifest nokey.tsv
+python3 -m ktest_guest add-key $MNT /ktest/run/android.key >$KTEST_OUT/keyid
+kmanifest manifest.tsv
+python3 /ktest/run/lookups.py $MNT /ktest/run/fuse-names.tsv >$KTEST_OUT/lookups.txt
+python3 /ktest/run/projids.py $MNT "$@" >$KTEST_OUT/projids.txt
+# the kernel writes in the same directories
+echo kernel >"$MNT/casefold/Kernel-Ä.txt"
+dd if=/dev/urandom of="$MNT/media/0/Download/kernel-straße.bin" bs=4k count=5 2>/dev/null
+yes 'kernel apk line' | head -c 200000 >"$MNT/app/com.example.app-1/kernel.apk"
+chown 10123:10123 "$MNT/app/com.example.app-1/kernel.apk"
+rm "$MNT/casefold/NEW-ΩMEGA-FILE.txt"
+rm "$MNT/media/0/download/NEW REPORT.pdf"
+mkdir "$MNT/proj/inherit-1000/kdir"
+echo k >"$MNT/proj/inherit-1000/kdir/k"
+"""
+
+
+@pytest.fixture(scope="module")
+def fixtures_dir():
+    if not os.path.isfile(os.path.join(FIXTURES, "android.img.zst")):
+        pytest.skip("the android fixture is not in %s (set F2FS_FIXTURES)" % FIXTURES)
+    return FIXTURES
+
+
+def _pairs(pairs):
+    return "".join("%s\t%s\n" % p for p in pairs).encode()
+
+
+def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
+    src = os.path.join(fixtures_dir, "android.img.zst")
+    image = str(tmp_path / "android.img")
+    fsutil.run(["zstd", "-d", "-q", "-f", src, "-o", image], check=True, timeout=300)
+    key = os.path.join(fixtures_dir, "android.key")
+    opts = A.RW_OPTS + ("key_file=" + key,)
+    links = {}
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt", opts) as m:
+        links.update(A.workload(m.path))
+        os.sync()
+        mine = M.walk(m.path).manifest
+        mine_proj = {p: A._projid_of(os.path.join(m.path, p))[1] for p in PROJ_PATHS}
+    fsutil.fsck_check(image)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "nokey", ("ro",)) as m:
+        mine_nokey = M.walk(m.path).manifest
+
+    with open(key, "rb") as f:
+        files = {"android.key": f.read(), "lookups.py": LOOKUPS, "projids.py": PROJIDS,
+                 "fuse-names.tsv": _pairs(FUSE_NAMES)}
+    script = GUEST.replace('"$@"', " ".join("'%s'" % p for p in PROJ_PATHS))
+    r = G.kernel_run(image, script, opts=KOPTS, files=files, check=False)
+    assert_guest_ok(r, "the kernel reads and writes f2fs-fuse's android image")
+    assert r.text("keyid").strip() == "3d143538d69f4f3e52b8bb21d99c8f62"
+    kman, _ = kernel_manifest(r, "manifest.tsv")
+    diffs = M.compare(kman, mine)
+    assert diffs == [], "the kernel sees another tree than f2fs-fuse wrote:\n" + M.report(diffs)
+    knokey, _ = kernel_manifest(r, "nokey.tsv")
+    diffs = M.compare(knokey, mine_nokey)
+    assert diffs == [], "no-key names or errors differ from the kernel's:\n" + M.report(diffs)
+    assert r.text("lookups.txt").splitlines() == ["%s\tsame" % lk for lk, _ in FUSE_NAMES]
+    kproj = dict(ln.split("\t") for ln in r.text("projids.txt").splitlines())
+    assert {p: int(v) for p, v in kproj.items()} == mine_proj
+    fsutil.fsck_check(image)
+
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", opts) as m:
+        j = lambda p: os.path.join(m.path, p)   # noqa: E731
+        for look, stored in KERNEL_NAMES:
+            assert os.lstat(j(look)).st_ino == os.lstat(j(stored)).st_ino, look
+        for gone in ("casefold/New-Ωmega-File.txt", "media/0/Download/New Report.PDF"):
+            assert not os.path.lexists(j(gone)), gone
+        apk = j("app/com.example.app-1/kernel.apk")
+        with open(apk, "rb") as f:
+            assert f.read() == (b"kernel apk line\n" * 12500)[:200000]
+        fd = os.open(apk, os.O_RDONLY)
+        try:
+            assert A.getflags(fd) & 0x4 and A.compress_blocks(fd) > 0
+        finally:
+            os.close(fd)
+        assert A._projid_of(j("proj/inherit-1000/kdir/k"))[1] == 1000
+        # the kernel's quota files, as f2fs-fuse reads them, count what the files use
+        assert A.quota_usage(m.path) == A.usage_model(m.path, lambda rel: links.get(rel, 0))
+        with open(j("casefold/kernel-ä.TXT"), "w") as f:
+            f.write("f2fs-fuse again\n")
+    fsutil.fsck_check(image)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
