@@ -1032,7 +1032,8 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 	struct f2fs_dirty_node **list = NULL;
 	uint64_t cp_ver = f2fs_node_footer_cp_ver(sb);
 	struct write_batch *wb = malloc(sizeof(*wb));
-	uint32_t nr = 0, cap = 0;
+	uint32_t nr = 0, cap = 0, *nids = NULL, *addrs = NULL;
+	uint8_t *io = NULL, *preflush = NULL;
 	int err = 0;
 
 	*written = 0;
@@ -1058,20 +1059,28 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 			list[nr++] = d;
 		}
 	}
-	if (nr)
+	if (!err && nr) {
 		qsort(list, nr, sizeof(*list), cmp_fsync_node);
+		io = f2fs_alloc_blocks(nr);
+		nids = malloc(nr * sizeof(*nids));
+		addrs = malloc(nr * sizeof(*addrs));
+		preflush = calloc(nr, 1);
+		if (!io || !nids || !addrs || !preflush)
+			err = -ENOMEM;
+	}
 	for (uint32_t i = 0; i < nr && !err; i++) {
 		struct f2fs_dirty_node *d = list[i];
 		uint32_t ino = f2fs_node_ino(d->data);
 		bool last = i + 1 == nr || f2fs_node_ino(list[i + 1]->data) != ino;
-		bool atomic = last && batch_find(batch, ino)->atomic;
 		struct f2fs_node_info ni;
-		uint32_t addr, next, flag;
+		uint32_t next, flag;
+
+		preflush[i] = last && batch_find(batch, ino)->atomic;
 
 		err = f2fs_get_node_info(sb, d->nid, &ni);
 		if (err)
 			break;
-		err = f2fs_allocate_block_next(sb, CURSEG_WARM_NODE, d->nid, 0, 0, &addr, &next);
+		err = f2fs_allocate_block_next(sb, CURSEG_WARM_NODE, d->nid, 0, 0, &addrs[i], &next);
 		if (err)
 			break;
 		flag = f2fs_node_flag(d->data) & ~((1u << FSYNC_BIT_SHIFT) | (1u << DENT_BIT_SHIFT));
@@ -1085,42 +1094,58 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		put_le32(d->data + NF_NEXT_BLKADDR, next);
 		if (d->nid == ino)
 			f2fs_inode_update_checksum(sb, d->data);
-		if (wb->n && (wb->start + wb->n != addr || wb->n == ARRAY_SIZE(wb->iov) ||
-			      atomic))
+		memcpy(io + (size_t)i * F2FS_BLKSIZE, d->data, F2FS_BLKSIZE);
+		nids[i] = d->nid;
+		f2fs_invalidate_block(sb, ni.blkaddr);
+		f2fs_set_node_addr(sb, d->nid, ino, addrs[i]);
+	}
+	pthread_mutex_unlock(&t->lock);
+
+	/* the writes go out from a copy, without the table lock: until they are
+	 * done the nodes stay in the table, so readers and writers of other
+	 * inodes go on and a node read finds the table's copy */
+	for (uint32_t i = 0; i < nr && !err; i++) {
+		if (wb->n && (wb->start + wb->n != addrs[i] || wb->n == ARRAY_SIZE(wb->iov) ||
+			      preflush[i]))
 			err = batch_flush(sb, wb);
 		/*
 		 * An atomic commit: everything before its marked block, the data
 		 * too, is durable first (the kernel's REQ_PREFLUSH on it), so that
 		 * recovery replays all of the commit or none.
 		 */
-		if (!err && atomic)
+		if (!err && preflush[i])
 			err = f2fs_dev_flush(sb->dev);
 		if (!wb->n)
-			wb->start = addr;
-		wb->iov[wb->n++] = (struct iovec){ d->data, F2FS_BLKSIZE };
-		f2fs_invalidate_block(sb, ni.blkaddr);
-		f2fs_set_node_addr(sb, d->nid, ino, addr);
+			wb->start = addrs[i];
+		wb->iov[wb->n++] = (struct iovec){ io + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE };
 	}
 	if (!err)
 		err = batch_flush(sb, wb);
-	if (!err) {
-		/* written: they are clean now, and stay cached (the file's next
-		 * write needs them again) */
+	if (!err && nr) {
+		/* written: clean now unless changed meanwhile (never, while their
+		 * owners wait, but a copy that differs stays dirty), and kept in
+		 * the block cache (the file's next write needs them again) */
+		pthread_mutex_lock(&t->lock);
 		for (uint32_t i = 0; i < nr; i++) {
-			struct f2fs_dirty_node **pp = dirty_slot(t, list[i]->nid);
-			struct f2fs_node_info ni;
+			struct f2fs_dirty_node **pp = dirty_slot(t, nids[i]), *d = *pp;
+			const uint8_t *blk = io + (size_t)i * F2FS_BLKSIZE;
 
-			if (!f2fs_get_node_info(sb, list[i]->nid, &ni))
-				f2fs_cache_insert(sb->cache, ni.blkaddr, list[i]->data);
-			*pp = list[i]->hnext;
+			f2fs_cache_insert(sb->cache, addrs[i], blk);
+			if (!d || memcmp(d->data, blk, F2FS_BLKSIZE))
+				continue;
+			*pp = d->hnext;
 			t->nr_dirty--;
-			f2fs_block_put(&sb->node_pool, list[i]->data);
-			free(list[i]);
+			f2fs_block_put(&sb->node_pool, d->data);
+			free(d);
 		}
+		pthread_mutex_unlock(&t->lock);
 		*written = nr;
 	}
-	pthread_mutex_unlock(&t->lock);
 	free(list);
+	free(io);
+	free(nids);
+	free(addrs);
+	free(preflush);
 	free(wb);
 	return err;
 }
