@@ -886,3 +886,36 @@ def test_android_gc_keeps_everything(mount, image, key_opt, fixtures_dir):
     with mount(image, options=("ro", key_opt)) as m:
         diffs = M.compare(before, M.walk(m.path).manifest)
         assert diffs == [], M.report(diffs)
+
+
+@pytest.mark.parametrize("top", ["casefold", "media/0/Download"])
+def test_android_casefold_dcache(mount, image, key_opt, top):
+    """The kernel's FUSE dentry cache is case-sensitive: a negative entry for
+    one spelling must not hide a name created under another, and a positive
+    one must not outlive an unlink or rename through another spelling."""
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        d = os.path.join(m.path, top)
+        spellings = ["Cached-Name.TXT", "cached-name.txt", "CACHED-NAME.TXT"]
+        for s in spellings:                          # negative dentries
+            assert errno_of(lambda: os.lstat(os.path.join(d, s))) == 2
+        with open(os.path.join(d, "Cached-NAME.txt"), "wb") as f:
+            f.write(b"x" * 100)
+        ino = os.lstat(os.path.join(d, "Cached-NAME.txt")).st_ino
+        for s in spellings:
+            assert os.lstat(os.path.join(d, s)).st_ino == ino, s
+        # positive dentries for every spelling, then gone through another one
+        os.unlink(os.path.join(d, "cached-name.TXT"))
+        for s in spellings + ["Cached-NAME.txt"]:
+            assert errno_of(lambda: os.lstat(os.path.join(d, s))) == 2, s
+        # a rename through another spelling: the old name's dentries go
+        with open(os.path.join(d, "Moved.bin"), "wb") as f:
+            f.write(b"y")
+        for s in ("moved.bin", "MOVED.BIN", "Target.bin", "TARGET.BIN"):
+            errno_of(lambda: os.lstat(os.path.join(d, s)))
+        os.rename(os.path.join(d, "MOVED.bin"), os.path.join(d, "target.BIN"))
+        for s in ("moved.bin", "MOVED.BIN", "Moved.bin"):
+            assert errno_of(lambda: os.lstat(os.path.join(d, s))) == 2, s
+        for s in ("Target.bin", "TARGET.BIN", "target.BIN"):
+            assert os.lstat(os.path.join(d, s)).st_size == 1, s
+        assert "target.BIN" in os.listdir(d)
+    fsutil.fsck_check(image)
