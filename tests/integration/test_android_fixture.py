@@ -436,6 +436,13 @@ def workload(mnt):
     assert errno_of(lambda: os.mkdir(j("casefold", "NEWDIR"))) == 17
     assert errno_of(lambda: os.link(j("casefold", "Rename-Me"), j("casefold", "rename-me"))) == 17
     os.rename(j("casefold", "Rename-Me"), j("casefold", "RENAME-ME"))   # the kernel: a no-op
+    # not valid UTF-8 (no strict mode here): stored, matched byte for byte only
+    bad = os.path.join(os.fsencode(j("casefold")), b"New-\xfe-Bad")
+    with open(bad, "wb") as f:
+        f.write(b"z" * 10)
+    assert os.lstat(bad).st_size == 10
+    assert errno_of(lambda: os.lstat(os.path.join(os.fsencode(j("casefold")),
+                                                  b"NEW-\xfe-BAD"))) == 2
     names = sorted(os.listdir(j("casefold", "many")))
     for n in names[:40]:
         os.unlink(j("casefold", "many", n.upper() if n.upper() != n else n.lower()
