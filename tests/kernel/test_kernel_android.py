@@ -15,6 +15,7 @@ then writes more in the same directories; fsck.f2fs is clean again, and
 f2fs-fuse finds the kernel's new names by other spellings, reads its
 compressed file and reports quota usage equal to what the files use."""
 
+import hashlib
 import os
 import sys
 
@@ -181,3 +182,62 @@ def test_android_fixture_both_ways(guest, f2fs_fuse, fixtures_dir, tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+GUEST_RECOVER = """set -e
+python3 -m ktest_guest add-key $MNT /ktest/run/android.key >/dev/null
+kmanifest manifest.tsv
+python3 /ktest/run/lookups.py $MNT /ktest/run/names.tsv >$KTEST_OUT/lookups.txt
+"""
+
+
+def test_android_kernel_recovers_fuse_fsync(guest, f2fs_fuse, fixtures_dir, tmp_path):
+    """f2fs-fuse fsync()s new files in the casefolded and encrypted +
+    casefolded trees (one chowned) and is killed; the kernel's roll-forward
+    recovery brings them back under their names, found by other spellings,
+    with the same contents; its quota files then count what the files use
+    (fsck.f2fs clean, and f2fs-fuse's report equals the files)."""
+    src = os.path.join(fixtures_dir, "android.img.zst")
+    image = str(tmp_path / "android.img")
+    fsutil.run(["zstd", "-d", "-q", "-f", src, "-o", image], check=True, timeout=300)
+    key = os.path.join(fixtures_dir, "android.key")
+    opts = A.RW_OPTS + ("key_file=" + key,)
+    m = fsutil.Mount(f2fs_fuse, image, str(tmp_path / "mnt"), opts).start()
+    fds = []
+    try:
+        j = lambda p: os.path.join(m.path, p)   # noqa: E731
+        made = {"casefold/Fsynced-Ä.txt": (os.urandom(9000), None),
+                "media/0/Download/Fsynced Straße.bin": (os.urandom(30000), 10123)}
+        for p, (data, uid) in made.items():
+            fd = os.open(j(p), os.O_WRONLY | os.O_CREAT, 0o644)
+            os.write(fd, data)
+            if uid is not None:
+                os.fchown(fd, uid, uid)
+            os.fsync(fd)
+            fds.append(fd)
+    finally:
+        m._kill()
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    # nothing checkpointed them: only the kernel's roll-forward can bring them back
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "peek", ("ro",)) as m:
+        assert "fsync()ed node block(s) after the last checkpoint" in m.stderr()
+        assert not os.path.exists(os.path.join(m.path, "casefold", "Fsynced-Ä.txt"))
+    names = [("casefold/FSYNCED-ä.TXT", "casefold/Fsynced-Ä.txt"),
+             ("media/0/download/FSYNCED STRASSE.bin", "media/0/Download/Fsynced Straße.bin")]
+    with open(key, "rb") as f:
+        files = {"android.key": f.read(), "lookups.py": LOOKUPS, "names.tsv": _pairs(names)}
+    r = G.kernel_run(image, GUEST_RECOVER, opts=KOPTS, files=files, check=False)
+    assert_guest_ok(r, "the kernel recovers f2fs-fuse's fsync()ed files")
+    assert r.text("lookups.txt").splitlines() == ["%s\tsame" % lk for lk, _ in names]
+    kman, _ = kernel_manifest(r, "manifest.tsv")
+    for p, (data, uid) in made.items():
+        e = kman[M.canonical(p)]
+        assert e["content"] == hashlib.sha256(data).hexdigest() and \
+            int(e["uid"]) == (uid or 0), (p, e)
+    fsutil.fsck_check(image)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", opts) as m:
+        assert A.quota_usage(m.path) == A.usage_model(m.path, lambda rel: 0)
