@@ -241,3 +241,52 @@ def test_android_kernel_recovers_fuse_fsync(guest, f2fs_fuse, fixtures_dir, tmp_
     fsutil.fsck_check(image)
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", opts) as m:
         assert A.quota_usage(m.path) == A.usage_model(m.path, lambda rel: 0)
+
+
+KERNEL_FSYNC = (
+    "import os, sys\n"
+    "mnt = sys.argv[1]\n"
+    "for p, n, uid in (('casefold/Kernel-Fsync-Ö.txt', 7000, 0),\n"
+    "                  ('media/0/Download/Kernel Fsync Groß.bin', 40000, 10123)):\n"
+    "    fd = os.open(os.path.join(mnt, p), os.O_WRONLY | os.O_CREAT, 0o644)\n"
+    "    os.write(fd, bytes((i * 7 + n) % 251 for i in range(n)))\n"
+    "    os.fchown(fd, uid, uid)\n"
+    "    os.fsync(fd)\n"
+)
+
+GUEST_CRASH = """set -e
+python3 -m ktest_guest add-key $MNT /ktest/run/android.key >/dev/null
+sync
+python3 /ktest/run/kfsync.py $MNT
+kcrash
+"""
+
+
+def test_android_fuse_recovers_kernel_fsync(guest, f2fs_fuse, fixtures_dir, tmp_path):
+    """The kernel fsync()s new files in the casefolded and encrypted +
+    casefolded trees (one chowned) and loses power; f2fs-fuse's roll-forward
+    brings them back under their names, found by other spellings, with the
+    kernel's bytes, and its quota counts what the files use; fsck.f2fs clean."""
+    src = os.path.join(fixtures_dir, "android.img.zst")
+    image = str(tmp_path / "android.img")
+    fsutil.run(["zstd", "-d", "-q", "-f", src, "-o", image], check=True, timeout=300)
+    key = os.path.join(fixtures_dir, "android.key")
+    with open(key, "rb") as f:
+        files = {"android.key": f.read(), "kfsync.py": KERNEL_FSYNC}
+    r = G.kernel_run(image, GUEST_CRASH, opts=KOPTS, files=files, check=False)
+    assert r.rc == 0, r.summary()
+    opts = A.RW_OPTS + ("key_file=" + key,)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt", opts) as m:
+        assert "fsync()ed node block(s) after the last checkpoint" in m.stderr()
+        j = lambda p: os.path.join(m.path, p)   # noqa: E731
+        for look, stored, n, uid in (
+                ("casefold/KERNEL-FSYNC-ö.TXT", "casefold/Kernel-Fsync-Ö.txt", 7000, 0),
+                ("media/0/download/KERNEL FSYNC GROSS.BIN",
+                 "media/0/Download/Kernel Fsync Groß.bin", 40000, 10123)):
+            st = os.lstat(j(look))
+            assert st.st_ino == os.lstat(j(stored)).st_ino and st.st_uid == uid, look
+            assert os.path.basename(stored) in os.listdir(os.path.dirname(j(stored)))
+            with open(j(look), "rb") as f:
+                assert f.read() == bytes((i * 7 + n) % 251 for i in range(n)), look
+        assert A.quota_usage(m.path) == A.usage_model(m.path, lambda rel: 0)
+    fsutil.fsck_check(image)
