@@ -267,12 +267,16 @@ int f2fs_release(struct f2fs_sb *sb, uint32_t ino);
 int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags);
 /*
  * A close(2) of a handle open for writing (FUSE's FLUSH, which close waits
- * for; the release comes later, asynchronously): when it is the file's
- * only such handle, an atomic write left open is aborted now, so that the
- * closing program's next request finds the file as before (the kernel's
- * release runs before close returns).  1 when it did.
+ * for; the release comes later, asynchronously) by process `owner`: when
+ * that process started the file's atomic write and the handle is the
+ * file's only one that may write, the write is aborted now, so that the
+ * program's next request finds the file as before (the kernel's release
+ * runs before close returns).  A child that inherited the descriptor and
+ * closes it leaves the write alone.  1 when it aborted.
  */
-int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino);
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner, bool exiting);
+/* Is an atomic write going on in ino? (cheap; for f2fs_flush_file's caller) */
+bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
@@ -389,6 +393,7 @@ struct f2fs_io_stats {
 	/* fsyncs that wrote nodes for roll-forward, the group commits that served
 	 * them (one node write and one flush each), and the node blocks written */
 	uint64_t fsync_requests, fsync_commits, fsync_node_blocks;
+	uint64_t sync_merged;	/* checkpoint requests a concurrent checkpoint served */
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 
@@ -488,9 +493,10 @@ int f2fs_set_pin_file(struct f2fs_sb *sb, uint32_t ino, bool pin);
  * makes them durable all at once (the fsync path with one mark, or a
  * checkpoint); abort, the last writable
  * handle's release, unmount or a crash drop them.  replace: the write
- * starts from an empty file.  Commit on a file with no atomic write is fsync.
+ * starts from an empty file; owner: the starting process (f2fs_flush_file).
+ * Commit on a file with no atomic write is fsync.
  */
-int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace);
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace, uint32_t owner);
 int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 int f2fs_abort_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* F2FS_IOC_DEFRAGMENT: rewrite [*start, *start + *len) bytes contiguously if it is
@@ -567,6 +573,14 @@ struct f2fs_verity_enable {
  * write no more (-EPERM), as none can be opened after.
  */
 int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verity_enable *a);
+/*
+ * FS_IOC_READ_VERITY_METADATA: up to len bytes from off of the Merkle tree
+ * (type 1), the descriptor without signature and with sig_size 0 (2), or
+ * the signature (3); the byte count, 0 past the end.  -ENODATA for a file
+ * without verity or a signature it does not have, -EINVAL for a type.
+ */
+ssize_t f2fs_verity_read_metadata(struct f2fs_sb *sb, uint32_t ino, uint64_t type, uint64_t off,
+				  void *buf, size_t len);
 
 /*
  * The compression ioctls (F2FS_IOC_GET/RELEASE/RESERVE_COMPRESS_BLOCKS,

@@ -127,13 +127,20 @@ static struct cache_entry **find_slot(struct cache_shard *s, uint32_t blkaddr)
 
 bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf)
 {
+	return f2fs_cache_read(c, blkaddr, 0, F2FS_BLKSIZE, buf);
+}
+
+bool f2fs_cache_read(struct f2fs_cache *c, uint32_t blkaddr, size_t off, size_t len, void *buf)
+{
 	struct cache_shard *s = shard_of(c, blkaddr);
 	struct cache_entry *e;
 
+	if (off > F2FS_BLKSIZE || len > F2FS_BLKSIZE - off)
+		return false;
 	pthread_mutex_lock(&s->lock);
 	e = *find_slot(s, blkaddr);
 	if (e) {
-		memcpy(buf, e->data, F2FS_BLKSIZE);
+		memcpy(buf, e->data + off, len);
 		lru_unlink(s, e);
 		lru_push_head(s, e);
 		s->hits++;

@@ -384,13 +384,10 @@ out:
 	return err;
 }
 
-/* sync, syncfs, unmount and the periodic checkpoint: write every dirty node, then a pack. */
-int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
+static int sync_fs_locked(struct f2fs_sb *sb, bool umount)
 {
 	int err;
 
-	if (!f2fs_writable(sb))
-		return 0;
 	f2fs_lock_all(sb);
 	/* block_operations: the quota files first, their nodes go with the rest */
 	err = f2fs_quota_sync(sb);
@@ -399,5 +396,48 @@ int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
 	if (!err)
 		err = f2fs_write_checkpoint(sb, umount);
 	f2fs_unlock_all(sb);
+	return err;
+}
+
+/*
+ * sync, syncfs, unmount, the periodic checkpoint and fsyncs that need a
+ * checkpoint: write every dirty node, then a pack.  Concurrent callers
+ * share checkpoints, as the kernel's checkpoint_merge does: each takes a
+ * ticket; the first finding no checkpoint running leads one that covers
+ * every ticket taken so far (it takes cp_rwsem exclusively after all their
+ * changes, so it holds them), and callers that came while it ran wait for
+ * the next.  Unmount writes its own.
+ */
+int f2fs_sync_fs(struct f2fs_sb *sb, bool umount)
+{
+	uint64_t ticket;
+	int err;
+
+	if (!f2fs_writable(sb))
+		return 0;
+	if (umount)
+		return sync_fs_locked(sb, true);
+	pthread_mutex_lock(&sb->sync_lock);
+	ticket = ++sb->sync_req;
+	while (sb->sync_done < ticket) {
+		uint64_t cover;
+
+		if (sb->sync_running) {
+			pthread_cond_wait(&sb->sync_cond, &sb->sync_lock);
+			continue;
+		}
+		cover = sb->sync_req;
+		sb->sync_running = true;
+		pthread_mutex_unlock(&sb->sync_lock);
+		err = sync_fs_locked(sb, false);
+		pthread_mutex_lock(&sb->sync_lock);
+		f2fs_stat_add(sb, sync_merged, cover - sb->sync_done - 1);
+		sb->sync_running = false;
+		sb->sync_done = cover;
+		sb->sync_err = err;
+		pthread_cond_broadcast(&sb->sync_cond);
+	}
+	err = sb->sync_err;
+	pthread_mutex_unlock(&sb->sync_lock);
 	return err;
 }

@@ -89,6 +89,152 @@ void *f2fs_alloc_blocks(size_t nr)
 	return p;
 }
 
+/* ---- the block pool: 4 KiB blocks from 256 KiB slabs ---- */
+
+/*
+ * Under AddressSanitizer a free block is poisoned, so that a use after
+ * f2fs_block_put is reported as it would be after free().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define F2FS_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define F2FS_POOL_ASAN 1
+#endif
+#endif
+#ifdef F2FS_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define pool_poison(p, n)	ASAN_POISON_MEMORY_REGION(p, n)
+#define pool_unpoison(p, n)	ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define pool_poison(p, n)	((void)(p), (void)(n))
+#define pool_unpoison(p, n)	((void)(p), (void)(n))
+#endif
+
+#define SLAB_BLOCKS	64
+#define SLAB_BYTES	((size_t)SLAB_BLOCKS * F2FS_BLKSIZE)
+#define SLAB_ALL_FREE	(~(uint64_t)1)	/* block 0 holds the header */
+
+/* At the start of its slab, which is SLAB_BYTES-aligned: a block finds it by masking. */
+struct f2fs_slab {
+	uint64_t free;			/* bit i: block i is free */
+	struct f2fs_slab *prev, *next;	/* in the pool's partial list */
+};
+
+static struct f2fs_slab *slab_of(const void *blk)
+{
+	return (struct f2fs_slab *)((uintptr_t)blk & ~(uintptr_t)(SLAB_BYTES - 1));
+}
+
+static void slab_link(struct f2fs_block_pool *pool, struct f2fs_slab *s)
+{
+	s->prev = NULL;
+	s->next = pool->partial;
+	if (pool->partial)
+		pool->partial->prev = s;
+	pool->partial = s;
+}
+
+static void slab_unlink(struct f2fs_block_pool *pool, struct f2fs_slab *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		pool->partial = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+}
+
+void f2fs_block_pool_init(struct f2fs_block_pool *pool)
+{
+	memset(pool, 0, sizeof(*pool));
+	pthread_mutex_init(&pool->lock, NULL);
+}
+
+/* Every block must have been put back. */
+void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
+{
+	while (pool->partial) {
+		struct f2fs_slab *s = pool->partial;
+
+		slab_unlink(pool, s);
+		pool_unpoison(s, SLAB_BYTES);
+		free(s);
+	}
+	if (pool->spare)
+		pool_unpoison(pool->spare, SLAB_BYTES);
+	free(pool->spare);
+	pool->spare = NULL;
+	pool->slabs = 0;
+	pthread_mutex_destroy(&pool->lock);
+}
+
+void *f2fs_block_get(struct f2fs_block_pool *pool)
+{
+	struct f2fs_slab *s;
+	unsigned int i;
+
+	pthread_mutex_lock(&pool->lock);
+	s = pool->partial;
+	if (!s && pool->spare) {
+		s = pool->spare;
+		pool->spare = NULL;
+		slab_link(pool, s);
+	}
+	if (!s) {
+		void *mem;
+
+		pthread_mutex_unlock(&pool->lock);
+		if (posix_memalign(&mem, SLAB_BYTES, SLAB_BYTES))
+			return NULL;
+		s = mem;
+		s->free = SLAB_ALL_FREE;
+		pool_poison((uint8_t *)s + F2FS_BLKSIZE, SLAB_BYTES - F2FS_BLKSIZE);
+		pthread_mutex_lock(&pool->lock);
+		pool->slabs++;
+		slab_link(pool, s);
+	}
+	i = (unsigned int)__builtin_ctzll(s->free);
+	s->free &= ~((uint64_t)1 << i);
+	if (!s->free)
+		slab_unlink(pool, s);	/* full */
+	pool->blocks++;
+	pthread_mutex_unlock(&pool->lock);
+	pool_unpoison((uint8_t *)s + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE);
+	return (uint8_t *)s + (size_t)i * F2FS_BLKSIZE;
+}
+
+void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
+{
+	struct f2fs_slab *s, *gone = NULL;
+	unsigned int i;
+
+	if (!blk)
+		return;
+	s = slab_of(blk);
+	i = (unsigned int)(((uintptr_t)blk - (uintptr_t)s) / F2FS_BLKSIZE);
+	pool_poison(blk, F2FS_BLKSIZE);
+	pthread_mutex_lock(&pool->lock);
+	if (!s->free)
+		slab_link(pool, s);	/* was full */
+	s->free |= (uint64_t)1 << i;
+	pool->blocks--;
+	if (s->free == SLAB_ALL_FREE) {
+		slab_unlink(pool, s);
+		if (pool->spare) {
+			gone = s;
+			pool->slabs--;
+		} else {
+			pool->spare = s;
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (gone)
+		pool_unpoison(gone, SLAB_BYTES);
+	free(gone);
+}
+
 static struct f2fs_dev *dev_alloc(const struct f2fs_dev_ops *ops)
 {
 	struct f2fs_dev *dev = calloc(1, sizeof(*dev));

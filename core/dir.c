@@ -240,8 +240,25 @@ static int find_in_area(struct f2fs_sb *sb, const struct f2fs_inode *dir,
 	bool warned = false;
 	int ret;
 
-	while ((ret = next_dentry(sb, dir, d, blk, &pos, &warned, false, out)) == 1) {
-		/* hash first, as the kernel does: it is the cheap filter */
+	for (;;) {
+		/*
+		 * Hash first, as the kernel does: it is the cheap filter.  An entry
+		 * whose hash differs and whose name fits the area is stepped over
+		 * without decoding it; anything else (a match, a damaged slot) takes
+		 * next_dentry's full decode, which reports what is wrong.
+		 */
+		while ((pos = next_set_bit_le(d->bitmap, pos, d->max)) < d->max) {
+			const uint8_t *raw = d->dentry + (size_t)pos * SIZE_OF_DIR_ENTRY;
+			uint32_t len = get_le16(raw + DE_NAME_LEN), slots = GET_DENTRY_SLOTS(len);
+
+			if (get_le32(raw + DE_HASH) == m->hash || !len || len > F2FS_NAME_LEN ||
+			    slots > d->max - pos)
+				break;
+			pos += slots;
+		}
+		ret = next_dentry(sb, dir, d, blk, &pos, &warned, false, out);
+		if (ret != 1)
+			break;
 		if (name_matches(m, out)) {
 			int bad = dentry_target_bad(sb, dir, blk, out->bit, out);
 

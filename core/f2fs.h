@@ -148,6 +148,25 @@ int f2fs_plug_flush(struct f2fs_plug *plug);
 /* Block-aligned allocation (usable with O_DIRECT); free with free(). */
 void *f2fs_alloc_blocks(size_t nr);
 
+/*
+ * Single 4 KiB blocks for inode and dirty node buffers, carved from
+ * 256 KiB slabs (the kernel's kmem_cache for its node pages): one
+ * allocation per 63 blocks instead of a posix_memalign (and, in a
+ * thread's malloc arena, a heap-growing mprotect) per block.  A slab
+ * whose blocks are all free goes back to the system, except one spare.
+ */
+struct f2fs_slab;
+struct f2fs_block_pool {
+	pthread_mutex_t lock;
+	struct f2fs_slab *partial;	/* slabs with a free block */
+	struct f2fs_slab *spare;	/* one wholly free slab kept */
+	uint64_t slabs, blocks;		/* slabs held, blocks handed out */
+};
+void f2fs_block_pool_init(struct f2fs_block_pool *pool);
+void f2fs_block_pool_destroy(struct f2fs_block_pool *pool);
+void *f2fs_block_get(struct f2fs_block_pool *pool);
+void f2fs_block_put(struct f2fs_block_pool *pool, void *blk);
+
 /* platform.c: the only file with OS-specific calls */
 int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
@@ -205,6 +224,8 @@ struct f2fs_cache;
 struct f2fs_cache *f2fs_cache_create(size_t bytes);
 void f2fs_cache_destroy(struct f2fs_cache *c);
 bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf);
+/* Copy len bytes at off of a cached block (a NAT entry, not its block). */
+bool f2fs_cache_read(struct f2fs_cache *c, uint32_t blkaddr, size_t off, size_t len, void *buf);
 void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf);
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr);
 void f2fs_cache_stats(struct f2fs_cache *c, uint64_t *hits, uint64_t *misses);
@@ -356,6 +377,7 @@ struct f2fs_inode {
 	uint64_t atomic_keep;
 	uint32_t write_count;		/* open handles that may write (under lock) */
 	bool cow_file;			/* this is an atomic write's COW inode */
+	uint32_t atomic_owner;		/* the process that started it (0: unknown) */
 
 	/* encryption (crypt.c), under sb->crypt_lock */
 	struct fscrypt_inode_info *ci;
@@ -1095,6 +1117,11 @@ struct f2fs_sb {
 	struct f2fs_inode *icache[F2FS_ICACHE_BUCKETS];
 	struct f2fs_inode *lru_head, *lru_tail;	/* unreferenced inodes, MRU first */
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
+	/* inode blocks (inode->node) and dirty node blocks */
+	struct f2fs_block_pool node_pool;
+	/* random i_generation values drawn 64 at a time (icache_lock) */
+	uint32_t gen_pool[64];
+	uint32_t gen_left;
 	pthread_rwlock_t evict_lock;	/* inode loads shared, freeing an inode exclusive */
 
 	atomic_bool need_fsck;		/* an inconsistency was seen */
@@ -1104,6 +1131,13 @@ struct f2fs_sb {
 
 	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
 	pthread_rwlock_t cp_rwsem;
+	/* checkpoint merging (f2fs_sync_fs): tickets of the callers, the last
+	 * ticket a finished checkpoint covers, and its result */
+	pthread_mutex_t sync_lock;
+	pthread_cond_t sync_cond;
+	uint64_t sync_req, sync_done;
+	int sync_err;
+	bool sync_running;
 	pthread_mutex_t rename_lock;	/* serialises cross-directory renames */
 	/* the kernel's sbi->writepages: serialized writes allocate and write
 	 * under it (data.c f2fs_should_serialize_io) */
@@ -1119,7 +1153,8 @@ struct f2fs_sb {
 			gc_node_blocks, ssr_segments;
 		atomic_uint_fast64_t extent_hits, extent_misses, node_ra_blocks,
 			node_ra_requests, node_ra_rejected, precache_nodes;
-		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks;
+		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks,
+			sync_merged;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
@@ -1346,6 +1381,9 @@ static inline void f2fs_verity_info_free(struct f2fs_verity_info *vi)
  * held): -EINVAL for a descriptor the kernel would refuse too. */
 int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			 struct f2fs_verity_info **out);
+/* FS_IOC_READ_VERITY_METADATA of a verity file (read lock held). */
+ssize_t f2fs_verity_metadata(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t type,
+			     uint64_t off, void *buf, size_t len);
 /* FS_IOC_ENABLE_VERITY on a regular file whose write lock the caller holds. */
 int f2fs_verity_enable_inode(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     const struct f2fs_verity_enable *a);

@@ -150,7 +150,34 @@ int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	return err ? err : aborted;
 }
 
-int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino)
+bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino)
+{
+	struct f2fs_inode *inode;
+	bool atomic;
+
+	if (f2fs_iget_req(sb, ino, &inode))
+		return false;
+	pthread_rwlock_rdlock(&inode->lock);
+	atomic = inode->cow != NULL;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return atomic;
+}
+
+/*
+ * The kernel's f2fs_file_flush aborts for the starting task as it exits
+ * (a crashed transaction must not stay visible until every other writer
+ * closes); its release aborts at the last writer's close, which FUSE
+ * reports only after close(2) returned, so the starter's close of the
+ * last writable handle aborts here already.
+ */
+static bool flush_aborts(const struct f2fs_inode *inode, uint32_t owner, bool exiting)
+{
+	return inode->cow && owner && inode->atomic_owner == owner &&
+	       (exiting || inode->write_count == 1);
+}
+
+int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino, uint32_t owner, bool exiting)
 {
 	struct f2fs_inode *inode;
 	bool due;
@@ -159,12 +186,12 @@ int f2fs_flush_file(struct f2fs_sb *sb, uint32_t ino)
 	if (err)
 		return err;
 	pthread_rwlock_rdlock(&inode->lock);
-	due = inode->cow && inode->write_count == 1;
+	due = flush_aborts(inode, owner, exiting);
 	pthread_rwlock_unlock(&inode->lock);
 	if (due && f2fs_writable(sb)) {
 		f2fs_lock_op(sb);
 		pthread_rwlock_wrlock(&inode->lock);
-		if (inode->cow && inode->write_count == 1) {
+		if (flush_aborts(inode, owner, exiting)) {
 			err = f2fs_drop_atomic_write(sb, inode);
 			aborted = 1;
 		}

@@ -75,10 +75,16 @@ int f2fs_convert_inline_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	size_t n = (size_t)F2FS_MIN(inode->size, (uint64_t)max);
 	size_t area_len = 4 * DEF_INLINE_RESERVED_SIZE + max;
 	uint8_t *area = inode->node + I_ADDR + 4 * f2fs_addr_start(inode);
-	uint8_t *copy = f2fs_alloc_blocks(2), *saved;
+	uint8_t *copy, *saved;
 	uint8_t flags = inode->inline_flags;
 	int err = 0;
 
+	/* nothing to move (the first write of a new file): only the flag goes */
+	if (!n) {
+		clear_inline_data(inode);
+		return 0;
+	}
+	copy = f2fs_alloc_blocks(2);
 	if (!copy)
 		return -ENOMEM;
 	saved = copy + F2FS_BLKSIZE;
@@ -86,8 +92,7 @@ int f2fs_convert_inline_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	memcpy(copy, f2fs_inline_data_addr(inode), n);
 	memcpy(saved, area, area_len);
 	clear_inline_data(inode);
-	if (n)
-		err = f2fs_write_blocks(sb, inode, copy, n, 0, NULL);
+	err = f2fs_write_blocks(sb, inode, copy, n, 0, NULL);
 	if (err) {
 		struct dnode_of_data dn;
 

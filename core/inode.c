@@ -174,7 +174,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2f
 	inode = calloc(1, sizeof(*inode));
 	if (!inode)
 		return -ENOMEM;
-	inode->node = f2fs_alloc_blocks(1);
+	inode->node = f2fs_block_get(&sb->node_pool);
 	if (!inode->node) {
 		free(inode);
 		return -ENOMEM;
@@ -184,7 +184,7 @@ static int load_inode(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2f
 	if (!err)
 		err = decode_inode(sb, inode);
 	if (err) {
-		free(inode->node);
+		f2fs_block_put(&sb->node_pool, inode->node);
 		free(inode);
 		return err;
 	}
@@ -199,7 +199,7 @@ void f2fs_put_crypt_info(struct f2fs_inode *inode)
 	inode->ci = NULL;
 }
 
-static void free_inode(struct f2fs_inode *inode)
+static void free_inode(struct f2fs_sb *sb, struct f2fs_inode *inode)
 {
 	f2fs_put_crypt_info(inode);
 	f2fs_compress_drop_cache(inode);
@@ -207,7 +207,7 @@ static void free_inode(struct f2fs_inode *inode)
 	f2fs_extent_tree_destroy(&inode->et);
 	f2fs_dcache_free(inode->dcache);
 	pthread_rwlock_destroy(&inode->lock);
-	free(inode->node);
+	f2fs_block_put(&sb->node_pool, inode->node);
 	free(inode);
 }
 
@@ -291,7 +291,7 @@ static int iget(struct f2fs_sb *sb, uint32_t ino, bool request, struct f2fs_inod
 			lru_del(sb, other);
 		pthread_mutex_unlock(&sb->icache_lock);
 		pthread_rwlock_unlock(&sb->evict_lock);
-		free_inode(inode);
+		free_inode(sb, inode);
 		*out = other;
 		return 0;
 	}
@@ -332,7 +332,7 @@ void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	if (--inode->refcount == 0 && inode->unhashed) {
 		/* a freed inode: nobody can find it any more */
 		pthread_mutex_unlock(&sb->icache_lock);
-		free_inode(inode);
+		free_inode(sb, inode);
 		return;
 	}
 	if (inode->refcount == 0) {
@@ -352,7 +352,7 @@ void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	}
 	pthread_mutex_unlock(&sb->icache_lock);
 	if (victim)
-		free_inode(victim);
+		free_inode(sb, victim);
 }
 
 void f2fs_icache_destroy(struct f2fs_sb *sb)
@@ -363,7 +363,7 @@ void f2fs_icache_destroy(struct f2fs_sb *sb)
 		while (i) {
 			struct f2fs_inode *n = i->hnext;
 
-			free_inode(i);
+			free_inode(sb, i);
 			i = n;
 		}
 		sb->icache[b] = NULL;
@@ -518,6 +518,25 @@ int f2fs_mark_inode_dirty(struct f2fs_sb *sb, struct f2fs_inode *inode)
 }
 
 /*
+ * A random i_generation (the kernel's get_random_u32, itself batched):
+ * one getrandom(2) per 64 new inodes instead of one per create.
+ */
+static uint32_t new_generation(struct f2fs_sb *sb)
+{
+	uint32_t g;
+
+	pthread_mutex_lock(&sb->icache_lock);
+	if (!sb->gen_left) {
+		f2fs_random_bytes(sb->gen_pool, sizeof(sb->gen_pool));
+		sb->gen_left = ARRAY_SIZE(sb->gen_pool);
+	}
+	g = sb->gen_pool[--sb->gen_left];
+	sb->gen_pool[sb->gen_left] = 0;	/* a value is handed out once */
+	pthread_mutex_unlock(&sb->icache_lock);
+	return g;
+}
+
+/*
  * f2fs_new_inode: allocate an inode for a new entry in dir, initialised
  * as the kernel's f2fs_new_inode with the default mount options
  * (inline_xattr, inline_data, inline_dentry, extra_attr when available).
@@ -529,12 +548,11 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 	struct f2fs_inode *inode = calloc(1, sizeof(*inode));
 	struct f2fs_timespec now;
 	uint32_t ino, fmt = mode & S_IFMT;
-	uint8_t gen[4];
 	int err;
 
 	if (!inode)
 		return -ENOMEM;
-	inode->node = f2fs_alloc_blocks(1);
+	inode->node = f2fs_block_get(&sb->node_pool);
 	if (!inode->node) {
 		free(inode);
 		return -ENOMEM;
@@ -572,8 +590,7 @@ int f2fs_new_inode(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t mode, ui
 		inode->flags &= ~(F2FS_DIRSYNC_FL | F2FS_CASEFOLD_FL | F2FS_PROJINHERIT_FL);
 	if (fmt != S_IFREG && fmt != S_IFDIR)
 		inode->flags &= F2FS_NODUMP_FL | F2FS_NOATIME_FL;
-	f2fs_random_bytes(gen, sizeof(gen));
-	inode->generation = get_le32(gen);
+	inode->generation = new_generation(sb);
 	if (f2fs_has_feature(sb, F2FS_FEATURE_EXTRA_ATTR)) {
 		inode->inline_flags |= F2FS_EXTRA_ATTR;
 		inode->extra_isize = F2FS_TOTAL_EXTRA_ATTR_SIZE;
@@ -614,7 +631,7 @@ fail:
 	inode->blocks = 1;
 	f2fs_dquot_drop_inode(sb, inode);
 fail_quota:
-	free(inode->node);
+	f2fs_block_put(&sb->node_pool, inode->node);
 	free(inode);
 	return err;
 }

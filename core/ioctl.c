@@ -417,7 +417,8 @@ static int check_movable(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	/* f2fs_defragment_range, f2fs_move_file_range: not during an atomic write */
 	if (!S_ISREG(inode->mode) || inode->cow)
 		return -EINVAL;
-	if (f2fs_is_immutable(inode) || f2fs_is_append(inode))
+	/* verity: only handles opened for writing before it was enabled get here */
+	if (f2fs_is_immutable(inode) || f2fs_is_append(inode) || f2fs_is_verity(inode))
 		return -EPERM;
 	if (f2fs_is_compressed(inode))
 		return -EOPNOTSUPP;
@@ -618,7 +619,7 @@ int f2fs_drop_atomic_write(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	return f2fs_mark_inode_dirty(sb, inode);
 }
 
-int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
+int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace, uint32_t owner)
 {
 	struct f2fs_inode *inode, *cow = NULL;
 	int err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE, &inode);
@@ -677,6 +678,7 @@ int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace)
 		inode->size = 0;
 	cow->size = inode->size;
 	inode->cow = cow;
+	inode->atomic_owner = owner;
 	err = f2fs_mark_inode_dirty(sb, inode);
 out:
 	f2fs_end_op(sb, inode);
@@ -709,7 +711,8 @@ int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 	}
 	need_cp = need_cp || f2fs_need_do_checkpoint(sb, inode);
 	if (!err && !need_cp) {
-		/* f2fs_do_sync_file(atomic): the file's dnodes, the last one marked */
+		/* f2fs_do_sync_file(atomic): the file's dnodes, the last one marked,
+		 * and the flush */
 		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), true);
 	}
 	f2fs_end_op(sb, inode);
@@ -909,4 +912,24 @@ int f2fs_enable_verity(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_verit
 	err = f2fs_verity_enable_inode(sb, inode, a);
 	f2fs_end_op(sb, inode);
 	return err;
+}
+
+/* fsverity_ioctl_read_metadata */
+ssize_t f2fs_verity_read_metadata(struct f2fs_sb *sb, uint32_t ino, uint64_t type, uint64_t off,
+				  void *buf, size_t len)
+{
+	struct f2fs_inode *inode;
+	ssize_t n;
+	int err;
+
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_VERITY))
+		return -EOPNOTSUPP;
+	err = f2fs_iget_req(sb, ino, &inode);
+	if (err)
+		return err;
+	pthread_rwlock_rdlock(&inode->lock);
+	n = f2fs_is_verity(inode) ? f2fs_verity_metadata(sb, inode, type, off, buf, len) : -ENODATA;
+	pthread_rwlock_unlock(&inode->lock);
+	f2fs_iput(sb, inode);
+	return n;
 }

@@ -50,19 +50,23 @@ static bool lookup_journal(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni)
 {
 	uint8_t blk[F2FS_BLKSIZE];
+	size_t off = (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE;
 	uint32_t addr;
 	int err;
 
 	if (lookup_journal(sb, nid, ni))
 		return 0;
 	addr = nat_block_addr(sb, nid);
-	if (!f2fs_cache_lookup(sb->cache, addr, blk)) {
-		err = f2fs_dev_read(sb->dev, addr, blk, 1);
-		if (err)
-			return err;
-		f2fs_cache_insert(sb->cache, addr, blk);
+	/* a hit copies the one entry, not the block: every inode load asks */
+	if (f2fs_cache_read(sb->cache, addr, off, NAT_ENTRY_SIZE, blk + off)) {
+		decode(ni, nid, blk + off);
+		return 0;
 	}
-	decode(ni, nid, blk + (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE);
+	err = f2fs_dev_read(sb->dev, addr, blk, 1);
+	if (err)
+		return err;
+	f2fs_cache_insert(sb->cache, addr, blk);
+	decode(ni, nid, blk + off);
 	return 0;
 }
 

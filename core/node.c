@@ -528,18 +528,18 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 /*
  * The first slot in [i, n) of an address array that is not NULL_ADDR, or
  * n.  Truncating a small file walks the inode's ~900 slots, nearly all of
- * them empty: eight bytes at a time, that is no longer most of an unlink.
+ * them empty: 64 bytes at a time, that is no longer most of an unlink.
  */
 static uint32_t next_used_slot(const uint8_t *addrs, uint32_t i, uint32_t n)
 {
-	for (; i < n && (i & 1); i++)
-		if (get_le32(addrs + 4 * i) != NULL_ADDR)
-			return i;
-	for (; i + 2 <= n; i += 2) {
-		uint64_t two;
+	for (; i + 16 <= n; i += 16) {
+		const uint8_t *p = addrs + 4 * i;
+		uint64_t a, b, c, d, e, f, g, h;
 
-		memcpy(&two, addrs + 4 * i, sizeof(two));
-		if (two)
+		memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&d, p + 24, 8);
+		memcpy(&e, p + 32, 8), memcpy(&f, p + 40, 8), memcpy(&g, p + 48, 8);
+		memcpy(&h, p + 56, 8);
+		if (a | b | c | d | e | f | g | h)
 			break;
 	}
 	for (; i < n; i++)
@@ -678,7 +678,7 @@ void f2fs_destroy_node_table(struct f2fs_sb *sb)
 		while (d) {
 			struct f2fs_dirty_node *n = d->hnext;
 
-			free(d->data);
+			f2fs_block_put(&sb->node_pool, d->data);
 			free(d);
 			d = n;
 		}
@@ -712,7 +712,7 @@ int f2fs_set_node_dirty(struct f2fs_sb *sb, uint32_t nid, const uint8_t *buf)
 	if (!d) {
 		d = calloc(1, sizeof(*d));
 		if (d)
-			d->data = f2fs_alloc_blocks(1);
+			d->data = f2fs_block_get(&sb->node_pool);
 		if (!d || !d->data) {
 			if (d)
 				free(d);
@@ -803,7 +803,7 @@ int f2fs_remove_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, bool is_ino
 	if (d) {
 		*pp = d->hnext;
 		t->nr_dirty--;
-		free(d->data);
+		f2fs_block_put(&sb->node_pool, d->data);
 		free(d);
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -960,7 +960,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 	}
 	if (!err) {
 		for (uint32_t i = 0; i < nr; i++) {
-			free(list[i]->data);
+			f2fs_block_put(&sb->node_pool, list[i]->data);
 			free(list[i]);
 		}
 		memset(t->hash, 0, sizeof(t->hash));
@@ -1114,7 +1114,7 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 				f2fs_cache_insert(sb->cache, ni.blkaddr, list[i]->data);
 			*pp = list[i]->hnext;
 			t->nr_dirty--;
-			free(list[i]->data);
+			f2fs_block_put(&sb->node_pool, list[i]->data);
 			free(list[i]);
 		}
 		*written = nr;

@@ -252,11 +252,14 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 	else
 		sb->opts.log_level = F2FS_LOG_INFO;
 	pthread_mutex_init(&sb->icache_lock, NULL);
+	f2fs_block_pool_init(&sb->node_pool);
 	pthread_rwlock_init(&sb->evict_lock, NULL);
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
 	pthread_mutex_init(&sb->writepages, NULL);
 	pthread_mutex_init(&sb->orphan_lock, NULL);
+	pthread_mutex_init(&sb->sync_lock, NULL);
+	pthread_cond_init(&sb->sync_cond, NULL);
 	f2fs_dquot_init(sb);
 	sb->max_unused_inodes = 4096;
 	if (f2fs_crypt_init(sb)) {
@@ -373,7 +376,10 @@ static void sb_free(struct f2fs_sb *sb)
 	pthread_mutex_destroy(&sb->rename_lock);
 	pthread_mutex_destroy(&sb->writepages);
 	pthread_mutex_destroy(&sb->orphan_lock);
+	pthread_mutex_destroy(&sb->sync_lock);
+	pthread_cond_destroy(&sb->sync_cond);
 	f2fs_dquot_destroy(sb);
+	f2fs_block_pool_destroy(&sb->node_pool);
 	free(sb);
 }
 
@@ -582,6 +588,7 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->fsync_requests = atomic_load(&sb->stat.fsync_requests);
 	st->fsync_commits = atomic_load(&sb->stat.fsync_commits);
 	st->fsync_node_blocks = atomic_load(&sb->stat.fsync_node_blocks);
+	st->sync_merged = atomic_load(&sb->stat.sync_merged);
 }
 
 void f2fs_drop_caches(struct f2fs_sb *sb)

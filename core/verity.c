@@ -36,6 +36,17 @@
 #define VD_RESERVED	112
 #define VD_RESERVED_LEN	144
 
+/* Data or metadata, past EOF too: compressed files through their clusters. */
+static ssize_t read_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			   const struct fscrypt_inode_info *ci, void *buf, size_t len, uint64_t off)
+{
+	if (off + len < off || off + len > f2fs_max_file_blocks(inode) * F2FS_BLKSIZE)
+		return -EFBIG;
+	if (f2fs_is_compressed(inode))
+		return f2fs_read_compressed(sb, inode, ci, buf, len, off);
+	return f2fs_read_range(sb, inode, ci, buf, len, off);
+}
+
 static uint64_t metadata_pos(const struct f2fs_inode *inode)
 {
 	return (inode->size + VERITY_META_ALIGN - 1) / VERITY_META_ALIGN * VERITY_META_ALIGN;
@@ -154,7 +165,7 @@ static ssize_t read_meta(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf
 	const struct fscrypt_inode_info *ci = NULL;
 	int err = f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
 
-	return err ? err : f2fs_read_range(sb, inode, ci, buf, len, pos);
+	return err ? err : read_blocks(sb, inode, ci, buf, len, pos);
 }
 
 static int load_info(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_verity_info **out)
@@ -166,11 +177,9 @@ static int load_info(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2fs_v
 	ssize_t n;
 	int err;
 
-	if ((inode->inline_flags & F2FS_INLINE_DATA) || f2fs_is_compressed(inode)) {
-		f2fs_err(sb, "verity: inode %u: %s verity files are not supported", inode->ino,
-			 f2fs_is_compressed(inode) ? "compressed" : "inline");
-		return -EOPNOTSUPP;
-	}
+	/* sanity_check_inode: a verity file's data is never inline */
+	if (inode->inline_flags & F2FS_INLINE_DATA)
+		return f2fs_corrupted(sb, "verity: inode %u has inline data", inode->ino);
 	err = read_location(sb, inode, &pos, &size);
 	if (err)
 		return err;
@@ -226,6 +235,63 @@ int f2fs_verity_get_info(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	}
 	*out = vi;
 	return 0;
+}
+
+/* fs/verity/read_metadata.c: the tree, the descriptor (sig_size 0, no
+ * signature) or the signature, from off; the byte count. */
+ssize_t f2fs_verity_metadata(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t type,
+			     uint64_t off, void *buf, size_t len)
+{
+	const struct fscrypt_inode_info *ci = NULL;
+	struct f2fs_verity_info *vi;
+	uint8_t *desc = NULL;
+	uint64_t pos = 0, size;
+	uint32_t dsize = 0, sig;
+	ssize_t n;
+	int err = f2fs_verity_get_info(sb, inode, &vi);
+
+	if (err)
+		return err;
+	if (type == 1) {
+		size = vi->tree_blocks * vi->block_size;
+		if (off >= size)
+			return 0;
+		len = (size_t)F2FS_MIN((uint64_t)len, size - off);
+		err = f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
+		return err ? err : read_blocks(sb, inode, ci, buf, len, vi->tree_pos + off);
+	}
+	if (type != 2 && type != 3)
+		return -EINVAL;
+	err = read_location(sb, inode, &pos, &dsize);
+	desc = err ? NULL : malloc(dsize);
+	if (!err && !desc)
+		err = -ENOMEM;
+	n = err ? err : read_meta(sb, inode, desc, dsize, pos);
+	if (n >= 0)
+		n = check_descriptor(sb, inode, desc, dsize);
+	if (n < 0) {
+		free(desc);
+		return n;
+	}
+	sig = get_le32(desc + VD_SIG_SIZE);
+	if (type == 2) {
+		put_le32(desc + VD_SIG_SIZE, 0);
+		size = VERITY_DESC_SIZE;
+		pos = 0;
+	} else {
+		size = sig;
+		pos = VERITY_DESC_SIZE;
+	}
+	if (type == 3 && !sig)
+		n = -ENODATA;
+	else if (off >= size)
+		n = 0;
+	else {
+		n = (ssize_t)F2FS_MIN((uint64_t)len, size - off);
+		memcpy(buf, desc + pos + off, (size_t)n);
+	}
+	free(desc);
+	return n;
 }
 
 /* ---- verification (fs/verity/verify.c) ---- */
@@ -315,7 +381,7 @@ static int verify_block(struct f2fs_sb *sb, struct f2fs_inode *inode,
 				return mismatch(sb, inode, dblk, (int)level);
 			break;
 		}
-		n = f2fs_read_range(sb, inode, ci, blk, bs, vi->tree_pos + hblk[level] * bs);
+		n = read_blocks(sb, inode, ci, blk, bs, vi->tree_pos + hblk[level] * bs);
 		if (n < 0)
 			return (int)n;
 		if (memcmp(blk + (size_t)hoff[level] * ds, want, ds))
@@ -356,7 +422,7 @@ ssize_t f2fs_verity_read(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		err = -ENOMEM;
 		goto out;
 	}
-	n = f2fs_read_range(sb, inode, ci, data, valid - start, start);
+	n = read_blocks(sb, inode, ci, data, valid - start, start);
 	if (n < 0) {
 		err = (int)n;
 		goto out;
@@ -412,7 +478,7 @@ static int build_tree(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	for (uint64_t pos = 0; pos < inode->size && !err; pos += BUILD_CHUNK) {
 		uint64_t n = F2FS_MIN((uint64_t)BUILD_CHUNK, inode->size - pos);
 		uint64_t padded = (n + bs - 1) & ~(uint64_t)(bs - 1);
-		ssize_t r = f2fs_read_range(sb, inode, ci, chunk, n, pos);
+		ssize_t r = read_blocks(sb, inode, ci, chunk, n, pos);
 
 		if (r < 0) {
 			err = (int)r;
@@ -436,6 +502,40 @@ static int build_tree(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	return err;
 }
 
+/*
+ * pagecache_write of the tree and descriptor past EOF: a compressed file's
+ * go through its clusters, as the kernel's writeback takes them, and
+ * i_size stays where it was.
+ */
+static int write_meta(struct f2fs_sb *sb, struct f2fs_inode *inode,
+		      const struct fscrypt_inode_info *ci, const uint8_t *buf, size_t len,
+		      uint64_t pos)
+{
+	uint64_t size = inode->size;
+	size_t written;
+	int err;
+
+	if (!f2fs_is_compressed(inode))
+		return f2fs_write_blocks(sb, inode, buf, len, pos, NULL);
+	err = f2fs_write_compressed(sb, inode, ci, buf, len, pos, &written);
+	inode->size = size;
+	return err;
+}
+
+/* What enabling wrote past EOF goes again (whole clusters of a compressed file). */
+static void drop_meta(struct f2fs_sb *sb, struct f2fs_inode *inode)
+{
+	uint64_t from = (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+
+	if (f2fs_is_compressed(inode)) {
+		uint64_t cs = 1u << inode->log_cluster_size;
+
+		from = (from + cs - 1) / cs * cs;
+	}
+	f2fs_truncate_inode_blocks(sb, inode, from);
+	f2fs_mark_inode_dirty(sb, inode);
+}
+
 static int enable_locked(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			 const struct f2fs_verity_enable *a, struct f2fs_verity_info *vi)
 {
@@ -454,11 +554,9 @@ static int enable_locked(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		return -EPERM;
 	if (f2fs_is_verity(inode))
 		return -EEXIST;
-	if (f2fs_is_compressed(inode)) {
-		f2fs_warn(sb, "verity: inode %u: compressed files cannot be made verity files here",
-			  inode->ino);
+	/* f2fs_begin_enable_verity: not during an atomic write */
+	if (inode->cow || inode->cow_file)
 		return -EOPNOTSUPP;
-	}
 	if (f2fs_is_encrypted(inode) && (err = f2fs_get_crypt_info(sb, inode, &ci)))
 		return err;
 	while ((1u << log_blocksize) < a->block_size)
@@ -492,7 +590,7 @@ static int enable_locked(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	err = build_tree(sb, inode, ci, vi, buf, desc + VD_ROOT_HASH);
 	/* f2fs_end_enable_verity: the descriptor right after the tree */
 	if (!err)
-		err = f2fs_write_blocks(sb, inode, buf, tree_size + desc_size, vi->tree_pos, NULL);
+		err = write_meta(sb, inode, ci, buf, tree_size + desc_size, vi->tree_pos);
 	if (!err) {
 		put_le32(loc, 1);
 		put_le32(loc + 4, (uint32_t)desc_size);
@@ -507,10 +605,7 @@ static int enable_locked(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	}
 	free(buf);
 	if (err) {
-		/* what was written past i_size goes again */
-		f2fs_truncate_inode_blocks(sb, inode,
-					   (inode->size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-		f2fs_mark_inode_dirty(sb, inode);
+		drop_meta(sb, inode);
 		return err;
 	}
 	inode->advise |= FADVISE_VERITY_BIT;

@@ -268,6 +268,20 @@ int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+/* The other way (FS_IOC_READ_VERITY_METADATA's buffer): the same rule applies. */
+int f2fs_caller_write(struct f2fs_caller *c, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (c->pid <= 0 || c->from_socket)
+		return -EFAULT;
+	n = process_vm_writev(c->pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return errno == ESRCH || errno == EFAULT ? -EFAULT : -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
 int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int *oflags)
 {
 	char name[32], buf[1024], *end;
@@ -300,9 +314,64 @@ int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int
 	return err;
 }
 
+/* The caller's process (thread group) id: FUSE requests name the thread. */
+pid_t f2fs_caller_tgid(struct f2fs_caller *c)
+{
+	char buf[1024];
+	const char *v;
+
+	if (c->pid <= 0 || read_proc(c->pid, "status", buf, sizeof(buf)))
+		return 0;
+	v = field(buf, "Tgid:");
+	return v ? (pid_t)strtol(v, NULL, 10) : 0;
+}
+
+/* PF_EXITING in the task's flags (/proc/TID/stat, field 9): the task is in do_exit. */
+#define F2FS_PF_EXITING 0x00000004u
+
+bool f2fs_caller_exiting(struct f2fs_caller *c)
+{
+	char buf[1024], *p;
+	unsigned long flags;
+
+	if (c->pid <= 0 || read_proc(c->pid, "stat", buf, sizeof(buf)))
+		return false;
+	/* comm may hold anything, ")" too: the fields start after the last ")" */
+	p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	for (int field = 3; field < 9; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return false;
+	}
+	flags = strtoul(p + 1, NULL, 10);
+	return (flags & F2FS_PF_EXITING) != 0;
+}
+
 #else /* !__linux__ */
 
+pid_t f2fs_caller_tgid(struct f2fs_caller *c)
+{
+	return c->pid;
+}
+
+bool f2fs_caller_exiting(struct f2fs_caller *c)
+{
+	(void)c;
+	return false;
+}
+
 int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len)
+{
+	(void)c;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return -EFAULT;
+}
+
+int f2fs_caller_write(struct f2fs_caller *c, uint64_t addr, const void *buf, size_t len)
 {
 	(void)c;
 	(void)addr;

@@ -32,6 +32,10 @@ void f2fs_caller_from_req(struct f2fs_caller *c, fuse_req_t req);
 /* The process that connected a Unix socket; -errno. */
 int f2fs_caller_from_socket(struct f2fs_caller *c, int fd);
 void f2fs_caller_done(struct f2fs_caller *c);
+/* The caller's process id (FUSE requests name the thread); 0 if unknown. */
+pid_t f2fs_caller_tgid(struct f2fs_caller *c);
+/* Is the caller's task exiting (its files closed by do_exit: a crash or SIGKILL)? */
+bool f2fs_caller_exiting(struct f2fs_caller *c);
 
 /* capable(cap): the caller's effective set, in the daemon's user namespace. */
 bool f2fs_caller_capable(struct f2fs_caller *c, int cap);
@@ -53,5 +57,7 @@ int f2fs_caller_fd(struct f2fs_caller *c, int fd, dev_t *dev, uint64_t *ino, int
 
 /* len bytes at the caller's address addr (an ioctl argument FUSE does not carry); -EFAULT. */
 int f2fs_caller_read(struct f2fs_caller *c, uint64_t addr, void *buf, size_t len);
+/* ... and len bytes to it (an ioctl's output buffer named by a pointer); -EFAULT. */
+int f2fs_caller_write(struct f2fs_caller *c, uint64_t addr, const void *buf, size_t len);
 
 #endif /* F2FS_FUSE_CALLER_H */

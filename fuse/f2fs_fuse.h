@@ -164,8 +164,8 @@ int f2fs_fuse_remount(int argc, char *argv[]);
 /* True if the ioctl was answered here. */
 bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz);
 /* FS_IOC_ENABLE_VERITY, FS_IOC_MEASURE_VERITY (verity.c): true when cmd was one. */
-bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
-			    size_t in_bufsz, size_t out_bufsz);
+bool f2fs_fuse_verity_ioctl(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			    unsigned int cmd, const void *in_buf, size_t in_bufsz, size_t out_bufsz);
 /* The f2fs compression ioctls (compress_ioctl.c): true when cmd was one. */
 bool f2fs_fuse_compress_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, size_t out_bufsz);
 

@@ -146,9 +146,9 @@ static int atomic_ioctl(struct f2fs_fuse *fs, struct f2fs_caller *who, fuse_ino_
 		return err;
 	switch (cmd) {
 	case F2FS_IOC_START_ATOMIC_WRITE:
-		return f2fs_start_atomic_write(fs->sb, nid, false);
+		return f2fs_start_atomic_write(fs->sb, nid, false, (uint32_t)f2fs_caller_tgid(who));
 	case F2FS_IOC_START_ATOMIC_REPLACE:
-		err = f2fs_start_atomic_write(fs->sb, nid, true);
+		err = f2fs_start_atomic_write(fs->sb, nid, true, (uint32_t)f2fs_caller_tgid(who));
 		break;
 	case F2FS_IOC_COMMIT_ATOMIC_WRITE:
 		return f2fs_commit_atomic_write(fs->sb, nid);

@@ -3,6 +3,7 @@
  * Open files: open, read, write, flush, release, fsync, fallocate.
  */
 #include "ops.h"
+#include "caller.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,11 +82,22 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_FLUSH);
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
 
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+
 	/* nothing is buffered; a writer's close drops an atomic write it left open */
-	if ((fi->fh & O_ACCMODE) != O_RDONLY &&
-	    f2fs_flush_file(fs->sb, f2fs_fuse_nid(fs, ino)) > 0) {
-		f2fs_fuse_inval_attrs(fs, ino);
-		f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
+	if ((fi->fh & O_ACCMODE) != O_RDONLY && f2fs_in_atomic_write(fs->sb, nid)) {
+		struct f2fs_caller who;
+		bool exiting;
+		pid_t tgid;
+
+		f2fs_caller_from_req(&who, req);
+		tgid = f2fs_caller_tgid(&who);
+		exiting = f2fs_caller_exiting(&who);
+		f2fs_caller_done(&who);
+		if (tgid > 0 && f2fs_flush_file(fs->sb, nid, (uint32_t)tgid, exiting) > 0) {
+			f2fs_fuse_inval_attrs(fs, ino);
+			f2fs_fuse_drop_cached_range(fs, ino, 0, 0);
+		}
 	}
 	fuse_reply_err(req, 0);
 }

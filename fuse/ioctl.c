@@ -145,7 +145,7 @@ void f2fs_fuse_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		return;
 	if (f2fs_fuse_compress_ioctl(req, ino, cmd, out_bufsz))
 		return;
-	if (f2fs_fuse_verity_ioctl(req, ino, cmd, in_buf, in_bufsz, out_bufsz))
+	if (f2fs_fuse_verity_ioctl(req, ino, fi, cmd, in_buf, in_bufsz, out_bufsz))
 		return;
 	if (cmd_is(cmd, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS) ||
 	    cmd == (unsigned int)FS_IOC_FSSETXATTR) {

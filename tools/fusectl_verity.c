@@ -35,9 +35,10 @@ static int parse_hex(const char *s, uint8_t *out, size_t max, size_t *len)
 
 static int measure(const char *path)
 {
-	struct {
+	/* struct fsverity_digest ends in a flexible array: room for the longest digest */
+	union {
 		struct fsverity_digest d;
-		uint8_t digest[64];
+		uint8_t buf[sizeof(struct fsverity_digest) + 64];
 	} m = { .d.digest_size = 64 };
 	char hex[129];
 	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC), err = 0;
@@ -53,7 +54,7 @@ static int measure(const char *path)
 			    "verity is not supported there" : strerror(err));
 	if (m.d.digest_size > 64)
 		return fail("measuring %s: digest of %u bytes", path, m.d.digest_size);
-	to_hex(m.digest, m.d.digest_size, hex);
+	to_hex(m.d.digest, m.d.digest_size, hex);
 	printf("%s:%s %s\n", m.d.digest_algorithm == FS_VERITY_HASH_ALG_SHA512 ? "sha512" :
 	       m.d.digest_algorithm == FS_VERITY_HASH_ALG_SHA256 ? "sha256" : "unknown", hex, path);
 	return EXIT_SUCCESS;

@@ -148,14 +148,14 @@ static void workload(struct f2fs_sb *sb)
 	put(sb, g, 16384, 6);
 	f2fs_fsync(sb, g, false);
 	ack(NULL, "g", true, 16384, 6);
-	CHECK(f2fs_start_atomic_write(sb, g, false) == 0, "atomic write starts");
+	CHECK(f2fs_start_atomic_write(sb, g, false, 1) == 0, "atomic write starts");
 	put_range(sb, g, 0, 8192, 7);
 	f2fs_sync_fs(sb, false);	/* the COW inode checkpointed, as an orphan */
 	put_range(sb, g, 8192, 24576 - 8192, 7);
 	CHECK(f2fs_commit_atomic_write(sb, g) == 0, "atomic write commits");
 	ack(NULL, "g", true, 24576, 7);
 
-	CHECK(f2fs_start_atomic_write(sb, g, true) == 0, "atomic replace starts");
+	CHECK(f2fs_start_atomic_write(sb, g, true, 1) == 0, "atomic replace starts");
 	put_range(sb, g, 4096, 100, 8);
 	f2fs_sync_fs(sb, false);
 	CHECK(f2fs_abort_atomic_write(sb, g) == 0, "atomic replace aborts");

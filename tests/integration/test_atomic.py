@@ -8,11 +8,15 @@ is all new.  fsck.f2fs after every test."""
 import errno
 import fcntl
 import os
+import re
+import struct
+import subprocess
 
 import pytest
 
 import fsutil
-from test_ioctl import F2FS, GET_FEATURES, WRITE_CHECKPOINT, _ioc, f2fs_io, ioctl_err
+from test_ioctl import F2FS, GC_RANGE, GET_FEATURES, WRITE_CHECKPOINT, _ioc, f2fs_io, ioctl_err
+from test_keys import fusectl  # noqa: F401
 from test_write import MiB, blob, rwimage, sha  # noqa: F401
 
 NO_PERIODIC = "checkpoint_interval=3600"
@@ -101,6 +105,9 @@ def test_ioctls_in_progress_commit(rwimage):
     assert read_all(f) == bytes(exp)
     fcntl.ioctl(fd, START)           # again: nothing changes
     assert fresh_read(fd, len(exp)) == bytes(exp)
+    # a child that inherits the descriptor and closes it leaves the write alone
+    subprocess.run(["true"], pass_fds=(fd,), check=True)
+    assert fresh_read(fd, len(exp)) == bytes(exp)
     with pytest.raises(OSError) as e:
         os.posix_fallocate(fd, 0, 10 * BLK)
     assert e.value.errno == errno.EINVAL
@@ -115,6 +122,46 @@ def test_ioctls_in_progress_commit(rwimage):
     p = img.mount()
     got = read_all(os.path.join(p, "db"))
     assert got[:len(exp)] == bytes(exp) and got[len(exp):] == bytes(len(got) - len(exp))
+    img.finish()
+
+
+def test_killed_writer_aborts_while_others_hold_the_file(rwimage):
+    """A writer killed inside its atomic write drops it at once, as the
+    kernel's f2fs_file_flush does for a task that exits, even while another
+    process keeps the file open for writing: nobody can go on seeing, or
+    commit, a dead transaction."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    f = os.path.join(p, "db")
+    old = blob(5 * BLK + 3, 11)
+    put(f, old)
+    keep = os.open(f, os.O_RDWR)         # the other writer
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fd = os.open(f, os.O_RDWR)
+            fcntl.ioctl(fd, START)
+            os.pwrite(fd, blob(2 * BLK, 12), BLK)
+            os.write(w, b"x")
+            while True:
+                os.pause()
+        finally:
+            os._exit(1)
+    os.close(w)
+    assert os.read(r, 1) == b"x"
+    os.close(r)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    # had the dead write stayed, this commit through the other handle would
+    # make it durable (a commit without an atomic write is an fsync)
+    fcntl.ioctl(keep, COMMIT)
+    assert fresh_read(keep, len(old) + 1) == old
+    os.close(keep)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "db")) == old
     img.finish()
 
 
@@ -252,6 +299,7 @@ def test_crash(rwimage, when):
             new.extend(bytes(off + len(d) - len(new)))
         new[off:off + len(d)] = d
     checkpoint(p)
+    os.fsync(fd)                     # stores the old file: the commit is the durable point
     if when == "after-commit":
         fcntl.ioctl(fd, COMMIT)
     img.crash()
@@ -266,4 +314,124 @@ def test_crash(rwimage, when):
     fsutil.fsck_check(img.image)
     p = img.mount()
     assert read_all(os.path.join(p, "db")) == want
+    img.finish()
+
+
+def test_encrypted_and_compressed(rwimage, fixtures_dir, fusectl):  # noqa: F811
+    """In an encrypted directory the COW blocks are the file's ciphertext
+    (its key, its DUNs): a partial block starts from the decrypted old one
+    and the committed blocks read back after a remount.  A compressed file
+    with blocks refuses the start (EINVAL); an empty one gives up its
+    compression, as the kernel's f2fs_disable_compressed_file."""
+    key = "key_file=" + os.path.join(fixtures_dir, "crypt.key")
+    img = rwimage(features="encrypt,extra_attr,compression",
+                  options=(NO_PERIODIC, key, "compress_extension=cz"))
+    p = img.mount()
+    top = os.path.join(p, "crypt")
+    os.mkdir(top)
+    fsutil.run([fusectl, "set_policy", "eeec05e6ebadb5814c861095d859e167", top], check=True)
+    f = os.path.join(top, "db")
+    old = blob(20 * BLK + 333, 21)
+    put(f, old)
+    fd = os.open(f, os.O_RDWR)
+    fcntl.ioctl(fd, START)
+    exp = bytearray(old)
+    for off, n, seed in [(5, 17, 22), (3 * BLK - 2, 9, 23), (20 * BLK + 300, 5000, 24)]:
+        d = blob(n, seed)
+        os.pwrite(fd, d, off)
+        if off + n > len(exp):
+            exp.extend(bytes(off + n - len(exp)))
+        exp[off:off + n] = d
+    assert fresh_read(fd, len(exp) + 1) == bytes(exp)
+    fcntl.ioctl(fd, COMMIT)
+    os.close(fd)
+
+    full = os.path.join(p, "full.cz")
+    put(full, blob(40000, 25))
+    fd = os.open(full, os.O_RDWR)
+    assert ioctl_err(fd, START, 0) == errno.EINVAL
+    os.close(fd)
+    empty = os.path.join(p, "empty.cz")
+    put(empty, b"")
+    fd = os.open(empty, os.O_RDWR)
+    flags = int.from_bytes(fcntl.ioctl(fd, 0x80086601, bytes(8))[:4], "little")  # GETFLAGS
+    assert flags & 0x4, hex(flags)                      # FS_COMPR_FL
+    fcntl.ioctl(fd, START)
+    flags = int.from_bytes(fcntl.ioctl(fd, 0x80086601, bytes(8))[:4], "little")
+    assert not flags & 0x4, hex(flags)
+    os.pwrite(fd, blob(3 * BLK, 26), 0)
+    fcntl.ioctl(fd, COMMIT)
+    os.close(fd)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "crypt", "db")) == bytes(exp)
+    assert read_all(os.path.join(p, "empty.cz")) == blob(3 * BLK, 26)
+    img.finish()
+
+
+def test_session_end_drops(rwimage):
+    """The FUSE connection aborted while an atomic write is open (no close,
+    no release reaches the daemon): unmounting drops the write, the daemon
+    exits cleanly, and the file is as before."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    f = os.path.join(p, "db")
+    old = blob(10 * BLK + 1, 31)
+    put(f, old)
+    fd = os.open(f, os.O_RDWR)
+    fcntl.ioctl(fd, START)
+    os.pwrite(fd, blob(3 * BLK, 32), 2 * BLK + 7)
+    conn = "/sys/fs/fuse/connections/%d" % os.minor(os.stat(p).st_dev)
+    if not os.path.isdir(conn):
+        fsutil.run(["mount", "-t", "fusectl", "none", "/sys/fs/fuse/connections"])
+    if not os.path.isdir(conn):
+        pytest.skip("no fusectl file system to abort the connection with")
+    with open(conn + "/abort", "w") as a:
+        a.write("1")
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "db")) == old
+    img.finish()
+
+
+def test_cleaning_moves_cow_blocks(rwimage, fusectl):  # noqa: F811
+    """Cleaning every section moves the COW inode's blocks too (they are an
+    orphan's, owned through its nodes): the write reads the same before and
+    after, and commits what was written."""
+    img = rwimage(options=(NO_PERIODIC,))
+    p = img.mount()
+    f = os.path.join(p, "db")
+    old = blob(300 * BLK, 41)
+    put(f, old)
+    fd = os.open(f, os.O_RDWR)
+    fcntl.ioctl(fd, START)
+    exp = bytearray(old)
+    for off in range(7, 300 * BLK, 3 * BLK + 11):
+        d = blob(100, off)
+        os.pwrite(fd, d, off)
+        exp[off:off + 100] = d
+    put(os.path.join(p, "filler"), blob(3 * MiB, 42))    # the data log moves on
+    os.unlink(os.path.join(p, "filler"))
+    checkpoint(p)
+    with open(img.image, "rb") as im:
+        sb = im.read(2048)[1024:]
+    main = struct.unpack_from("<I", sb, 92)[0]
+    seg_main = struct.unpack_from("<I", sb, 68)[0]
+    assert ioctl_err(fd, GC_RANGE, struct.pack("IxxxxQQ", 1, main, seg_main * 512 - 1)) == 0
+    st = fsutil.run([fusectl, "status", p]).stdout
+    moved = int(re.search(r"- data blocks : (\d+)", st).group(1))
+    assert moved >= 100, st                     # the COW blocks among them
+    assert fresh_read(fd, len(exp) + 1) == bytes(exp)
+    fcntl.ioctl(fd, COMMIT)
+    os.close(fd)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert read_all(os.path.join(p, "db")) == bytes(exp)
     img.finish()

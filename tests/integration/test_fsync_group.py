@@ -144,3 +144,44 @@ def test_fsync_group_commit_counts(rwimage):
         with open(os.path.join(p, "d", "f%d" % i), "rb") as f:
             assert f.read() == state(i, rounds), i
     img.finish()
+
+
+def test_fsync_checkpoints_merge(rwimage):
+    """-o fsync_checkpoint: 8 threads fsyncing at once share checkpoints
+    (a checkpoint that began after an fsync was called serves it); every
+    acknowledged write survives SIGKILL without roll-forward."""
+    img = rwimage(options=(NO_PERIODIC, "fsync_checkpoint", "io_stats"), size=512 * MiB)
+    p = img.mount()
+    os.mkdir(os.path.join(p, "d"))
+    rounds = 12
+    ws = run_writers(p, "fsync", threading.Event(), rounds=rounds)
+    for w in ws:
+        w.join(timeout=300)
+        assert not w.is_alive()
+        assert w.error is None and w.acked == rounds, (w.error, w.acked)
+    m = img.unmount()
+    out = m.stderr()
+    cps = re.search(r"checkpoints (\d+);", out)
+    merged = re.search(r"(\d+) checkpoint requests merged", out)
+    assert cps and merged, out
+    assert int(merged.group(1)) > 0, out
+    assert int(cps.group(1)) + int(merged.group(1)) >= THREADS * rounds, out
+    assert int(cps.group(1)) < THREADS * rounds, out
+
+    p = img.mount()
+    stop = threading.Event()
+    ws = run_writers(p, "fsync", stop, rounds=2 * rounds)
+    for w in ws:
+        w.join(timeout=300)
+        assert w.error is None and w.acked == 2 * rounds, (w.error, w.acked)
+    m = img.crash()
+    p = img.mount(ro=True)
+    try:
+        for i in range(THREADS):
+            with open(os.path.join(p, "d", "f%d" % i), "rb") as f:
+                assert f.read() == state(i, 2 * rounds), i
+    finally:
+        m = img.unmount()
+    assert "recovery" not in m.stderr(), m.stderr()
+    img.mount()
+    img.finish()

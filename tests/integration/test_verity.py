@@ -147,17 +147,33 @@ def test_writes_refused(vimg):
     p = vimg.mount()
     f = os.path.join(p, "f")
     write_file(f, blob(20000, 1))
-    early = os.open(f, os.O_WRONLY)
+    write_file(os.path.join(p, "other"), blob(8192, 2))
+    early = os.open(f, os.O_RDWR)
     fsverity("enable", f)
     assert errno_of(lambda: os.open(f, os.O_WRONLY)) == errno.EPERM
     assert errno_of(lambda: os.open(f, os.O_RDWR)) == errno.EPERM
     assert errno_of(lambda: os.truncate(f, 10)) == errno.EPERM
     assert errno_of(lambda: os.pwrite(early, b"x", 0)) == errno.EPERM
+    assert errno_of(lambda: os.posix_fallocate(early, 0, 1 << 20)) == errno.EPERM
+    other = os.open(os.path.join(p, "other"), os.O_RDWR)
+    arg = struct.pack("<I4xQQQ", other, 0, 0, 4096)            # F2FS_IOC_MOVE_RANGE
+    assert errno_of(lambda: fcntl.ioctl(early, 0xC020F509, arg)) == errno.EPERM
+    arg = struct.pack("<I4xQQQ", early, 0, 0, 4096)
+    assert errno_of(lambda: fcntl.ioctl(other, 0xC020F509, arg)) == errno.EPERM
+    os.close(other)
     os.close(early)
     with open(f, "rb") as fh:
         assert fh.read() == blob(20000, 1)
-    # a directory, and a file on a filesystem without the feature
+    # a directory; a handle of the caller's own open for writing (ETXTBSY)
     assert "Is a directory" in fsverity("enable", p, check=False).stderr
+    g = os.path.join(p, "g")
+    write_file(g, b"g" * 100)
+    fd = os.open(g, os.O_RDWR)
+    try:
+        arg = struct.pack("<IIIIQIIQ88x", 1, 1, 4096, 0, 0, 0, 0, 0)
+        assert errno_of(lambda: fcntl.ioctl(fd, 0x40806685, arg)) == errno.ETXTBSY
+    finally:
+        os.close(fd)
     vimg.unmount()
     fsutil.fsck_check(vimg.image)
 
@@ -298,3 +314,146 @@ def test_encrypted_verity(rwimage, tmp_path, fusectl):  # noqa: F811
         fh.seek(5 * BLK)
         assert errno_of(lambda: fh.read(BLK)) == errno.EIO
     img.unmount(check=False)
+
+
+def test_fsync_crash_and_unlink(vimg, tmp_path):
+    """Enabled and fsync()ed, then the daemon killed: roll-forward brings
+    back the verity file (tree, descriptor, xattr, flag) with its digest;
+    unlinking verity files frees their trees too (fsck.f2fs clean)."""
+    p = vimg.mount()
+    data = blob(1 * MiB + 17, 4)
+    plain = tmp_path / "plain"
+    plain.write_bytes(data)
+    dig = digest_of(fsverity("digest", plain).stdout)
+    os.sync()                                   # a checkpoint before the file
+    f = os.path.join(p, "f")
+    write_file(f, data)
+    fsverity("enable", f)
+    fd = os.open(f, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    vimg.crash()
+    p = vimg.mount()
+    f = os.path.join(p, "f")
+    assert digest_of(fsverity("measure", f).stdout) == dig
+    with open(f, "rb") as fh:
+        assert fh.read() == data
+    write_file(os.path.join(p, "g"), data)
+    fsverity("enable", os.path.join(p, "g"))
+    vimg.unmount()
+    fsutil.fsck_check(vimg.image)
+    p = vimg.mount()
+    os.unlink(os.path.join(p, "f"))
+    os.unlink(os.path.join(p, "g"))
+    vimg.unmount()
+    out = fsutil.fsck_check(vimg.image)
+    assert out
+
+
+def test_dump_metadata(vimg):
+    """fsverity dump_metadata (FS_IOC_READ_VERITY_METADATA, whose buffer the
+    daemon writes into the caller): the descriptor hashes to the measured
+    digest and holds the root hash, the tree's first block hashes to the
+    root hash, its level over the data holds the data blocks' hashes; no
+    signature is ENODATA."""
+    p = vimg.mount()
+    f = os.path.join(p, "f")
+    data = blob(3 * MiB + 5, 6)
+    write_file(f, data)
+    fsverity("enable", f)
+    dig = digest_of(fsverity("measure", f).stdout)
+    desc = subprocess.run(["fsverity", "dump_metadata", "descriptor", f], capture_output=True,
+                          timeout=60)
+    assert desc.returncode == 0, desc.stderr
+    assert len(desc.stdout) == 256
+    assert "sha256:" + hashlib.sha256(desc.stdout).hexdigest() == dig
+    root = desc.stdout[16:48]
+    tree = subprocess.run(["fsverity", "dump_metadata", "merkle_tree", f], capture_output=True,
+                          timeout=60)
+    assert tree.returncode == 0, tree.stderr
+    nblocks = (len(data) + BLK - 1) // BLK
+    assert len(tree.stdout) == BLK * (1 + (nblocks + 127) // 128)    # root + level 0
+    assert hashlib.sha256(tree.stdout[:BLK]).digest() == root
+    padded = data + bytes(-len(data) % BLK)
+    leaves = b"".join(hashlib.sha256(padded[i * BLK:(i + 1) * BLK]).digest()
+                      for i in range(nblocks))
+    assert tree.stdout[BLK:BLK + len(leaves)] == leaves
+    sig = subprocess.run(["fsverity", "dump_metadata", "signature", f], capture_output=True,
+                         timeout=60)
+    assert sig.returncode != 0 and b"No data available" in sig.stderr, sig.stderr
+    vimg.unmount()
+
+
+@pytest.mark.parametrize("log", [2, 5])
+def test_compressed_verity(rwimage, tmp_path, log):  # noqa: F811
+    """Verity on compressed files (chattr +c, clusters of 4 and 32 blocks):
+    the tree and descriptor go through the file's clusters past EOF, the
+    digest is fsverity digest's, reads check out after a remount, and
+    fsck.f2fs is clean (the kernel reads them: tests/kernel)."""
+    need_fsverity()
+    img = rwimage(features=FEATURES + ",compression",
+                  options=("rw", NO_PERIODIC, "compress_log_size=%d" % log))
+    p = img.mount()
+    d = os.path.join(p, "c")
+    os.mkdir(d)
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, 0x40086602, struct.pack("<i", 0x4))     # FS_IOC_SETFLAGS +c
+    finally:
+        os.close(fd)
+    want = {}
+    for size in (5000, 200000, 3 * MiB + 9):
+        data = (b"compressible verity text %d\n" % size) * (size // 20 + 1)
+        data = data[:size]
+        plain = tmp_path / ("plain%d" % size)
+        plain.write_bytes(data)
+        f = os.path.join(d, "f%d" % size)
+        write_file(f, data)
+        fsverity("enable", f)
+        want[f] = (digest_of(fsverity("digest", plain).stdout), data)
+        assert digest_of(fsverity("measure", f).stdout) == want[f][0]
+        assert os.path.getsize(f) == size
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount(ro=True)
+    for f, (dig, data) in want.items():
+        f = f.replace(os.path.dirname(os.path.dirname(f)), p)
+        assert digest_of(fsverity("measure", f).stdout) == dig
+        with open(f, "rb") as fh:
+            assert fh.read() == data
+    img.unmount()
+
+
+@pytest.mark.parametrize("field", ["version", "data_size", "log_blocksize", "hash_algorithm",
+                                   "reserved", "salt_size", "sig_size"])
+def test_bad_descriptor(vimg, tmp_path, field):
+    """A descriptor the kernel would refuse (validate_fsverity_descriptor,
+    fsverity_init_merkle_tree_params) makes the file fail to open and
+    measure with EINVAL, as there, and nothing else on the mount."""
+    p = vimg.mount()
+    f = os.path.join(p, "f")
+    write_file(f, blob(300000, 8))
+    fsverity("enable", f)
+    write_file(os.path.join(p, "other"), b"still here")
+    desc = subprocess.run(["fsverity", "dump_metadata", "descriptor", f], capture_output=True,
+                          timeout=60).stdout
+    assert len(desc) == 256
+    vimg.unmount()
+    with open(vimg.image, "r+b") as fh:
+        raw = fh.read()
+        at = raw.find(desc[:112])                   # up to the salt: unique enough
+        assert at > 0 and raw.find(desc[:112], at + 1) < 0
+        off, val = {"version": (0, b"\x02"), "data_size": (8, struct.pack("<Q", 300001)),
+                    "log_blocksize": (2, b"\x09"), "hash_algorithm": (1, b"\x07"),
+                    "reserved": (200, b"\x01"), "salt_size": (3, b"\x21"),
+                    "sig_size": (4, struct.pack("<I", 1))}[field]
+        fh.seek(at + off)
+        fh.write(val)
+    p = vimg.mount(ro=True)
+    f = os.path.join(p, "f")
+    assert errno_of(lambda: open(f, "rb").close()) == errno.EINVAL
+    r = fsverity("measure", f, check=False)
+    assert r.returncode != 0
+    with open(os.path.join(p, "other"), "rb") as fh:
+        assert fh.read() == b"still here"
+    vimg.unmount(check=False)

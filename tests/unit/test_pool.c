@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The block pool (core/dev.c): 4 KiB blocks carved from 256 KiB slabs for
+ * inode and dirty node buffers.
+ *
+ * 1. Blocks are 4 KiB aligned, distinct and wholly writable; 63 fit in a
+ *    slab (its first block is the header), the 64th takes a second slab.
+ * 2. Emptied slabs go back to the system, all but one spare.
+ * 3. A random sequence of gets and puts against a model: every live block
+ *    keeps the pattern written into it, nothing is handed out twice, and
+ *    the slabs held never exceed what the live blocks need by more than
+ *    the fragmentation a put order can leave.
+ * 4. Four threads getting and putting at once.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "f2fs.h"
+#include "check.h"
+
+static void fill(uint8_t *b, uint32_t id)
+{
+	for (size_t i = 0; i < F2FS_BLKSIZE; i += 4)
+		memcpy(b + i, &id, 4);
+}
+
+static bool holds(const uint8_t *b, uint32_t id)
+{
+	for (size_t i = 0; i < F2FS_BLKSIZE; i += 4)
+		if (memcmp(b + i, &id, 4))
+			return false;
+	return true;
+}
+
+static void test_slabs(void)
+{
+	struct f2fs_block_pool pool;
+	uint8_t *b[130];
+
+	f2fs_block_pool_init(&pool);
+	for (uint32_t i = 0; i < 130; i++) {
+		b[i] = f2fs_block_get(&pool);
+		CHECK(b[i] != NULL, "block %u", i);
+		if (!b[i])
+			return;
+		CHECK(((uintptr_t)b[i] & (F2FS_BLKSIZE - 1)) == 0, "block %u at %p is not aligned",
+		      i, (void *)b[i]);
+		fill(b[i], i);
+		if (i == 62)
+			CHECK_EQ_U64(pool.slabs, 1, "slabs after 63 blocks");
+		if (i == 63)
+			CHECK_EQ_U64(pool.slabs, 2, "slabs after 64 blocks");
+	}
+	CHECK_EQ_U64(pool.slabs, 3, "slabs after 130 blocks");
+	CHECK_EQ_U64(pool.blocks, 130, "blocks handed out");
+	for (uint32_t i = 0; i < 130; i++)
+		CHECK(holds(b[i], i), "block %u was overwritten", i);
+	for (uint32_t i = 0; i < 130; i++)
+		f2fs_block_put(&pool, b[i]);
+	CHECK_EQ_U64(pool.blocks, 0, "blocks after putting all back");
+	CHECK_EQ_U64(pool.slabs, 1, "slabs after putting all back (the spare)");
+	/* the spare serves the next get */
+	b[0] = f2fs_block_get(&pool);
+	CHECK(b[0] != NULL, "get from the spare");
+	CHECK_EQ_U64(pool.slabs, 1, "slabs after reusing the spare");
+	f2fs_block_put(&pool, b[0]);
+	f2fs_block_put(&pool, NULL);	/* a no-op, as free(NULL) */
+	f2fs_block_pool_destroy(&pool);
+}
+
+#define MODEL_MAX 2000
+
+static void test_model(void)
+{
+	struct f2fs_block_pool pool;
+	uint8_t *live[MODEL_MAX];
+	uint32_t id[MODEL_MAX], n = 0, next_id = 1, seed = 12345, max_live = 0;
+
+	f2fs_block_pool_init(&pool);
+	for (int op = 0; op < 200000; op++) {
+		seed = seed * 1103515245u + 12345u;
+		/* phases that grow, then shrink, the live set */
+		bool grow = ((op / 20000) % 2 == 0) ? (seed >> 16) % 4 != 0 : (seed >> 16) % 4 == 0;
+
+		if ((grow && n < MODEL_MAX) || n == 0) {
+			uint8_t *b = f2fs_block_get(&pool);
+
+			CHECK(b != NULL, "get at op %d", op);
+			if (!b)
+				break;
+			fill(b, next_id);
+			live[n] = b;
+			id[n++] = next_id++;
+			if (n > max_live)
+				max_live = n;
+		} else {
+			uint32_t k = (seed >> 8) % n;
+
+			CHECK(holds(live[k], id[k]), "block of id %u changed while live", id[k]);
+			f2fs_block_put(&pool, live[k]);
+			live[k] = live[--n];
+			id[k] = id[n];
+		}
+		CHECK(pool.blocks == n, "op %d: pool counts %llu blocks, model %u", op,
+		      (unsigned long long)pool.blocks, n);
+		/* every slab holds a live block, but for the one spare */
+		CHECK(pool.slabs <= (uint64_t)n + 1, "op %d: %llu slabs for %u blocks", op,
+		      (unsigned long long)pool.slabs, n);
+	}
+	/* no block handed out twice: the live ones are distinct */
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(holds(live[i], id[i]), "live block %u", i);
+	while (n)
+		f2fs_block_put(&pool, live[--n]);
+	CHECK_EQ_U64(pool.slabs, 1, "slabs after the model run");
+	CHECK(max_live > 1000, "the model reached %u live blocks", max_live);
+	f2fs_block_pool_destroy(&pool);
+}
+
+struct worker {
+	struct f2fs_block_pool *pool;
+	uint32_t tag;
+	int bad;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t *held[64];
+	uint32_t seed = w->tag;
+
+	for (int round = 0; round < 2000; round++) {
+		int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 64;
+
+		for (int i = 0; i < n; i++) {
+			held[i] = f2fs_block_get(w->pool);
+			if (!held[i]) {
+				w->bad++;
+				n = i;
+				break;
+			}
+			fill(held[i], w->tag * 100000u + (uint32_t)i);
+		}
+		for (int i = 0; i < n; i++) {
+			if (!holds(held[i], w->tag * 100000u + (uint32_t)i))
+				w->bad++;
+			f2fs_block_put(w->pool, held[i]);
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct f2fs_block_pool pool;
+	struct worker w[4];
+	pthread_t t[4];
+
+	f2fs_block_pool_init(&pool);
+	for (uint32_t i = 0; i < 4; i++) {
+		w[i] = (struct worker){ &pool, i + 1, 0 };
+		CHECK(pthread_create(&t[i], NULL, worker_main, &w[i]) == 0, "thread %u", i);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		CHECK(w[i].bad == 0, "thread %d saw %d blocks changed or refused", i, w[i].bad);
+	}
+	CHECK_EQ_U64(pool.blocks, 0, "blocks after the threads");
+	CHECK_EQ_U64(pool.slabs, 1, "slabs after the threads");
+	f2fs_block_pool_destroy(&pool);
+}
+
+int main(void)
+{
+	test_slabs();
+	test_model();
+	test_threads();
+	return check_done("test_pool");
+}
