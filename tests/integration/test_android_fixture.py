@@ -24,6 +24,8 @@ FUSECTL = os.environ.get("F2FS_FUSECTL") or (
     if os.environ.get("F2FS_FUSE") else os.path.join(REPO, "build", "f2fs-fusectl"))
 
 FS_IOC_GETFLAGS = 0x80086601
+FS_IOC_SETFLAGS = 0x40086602
+FS_CASEFOLD_FL = 0x40000000
 FS_IOC_FSGETXATTR = 0x801C581F
 FS_IOC_FSSETXATTR = 0x401C5820
 FS_XFLAG_PROJINHERIT = 0x200
@@ -450,6 +452,17 @@ def workload(mnt):
     for i in range(60):
         with open(j("casefold", "many", "Added-%03d.dat" % i), "wb") as f:
             f.write(os.urandom(100 + 97 * i))
+    # chattr +F on a new, empty directory
+    os.mkdir(j("newcf"))
+    fd = os.open(j("newcf"), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("<l", getflags(fd) | FS_CASEFOLD_FL))
+        assert getflags(fd) & FS_CASEFOLD_FL
+    finally:
+        os.close(fd)
+    with open(j("newcf", "Mixed.Case"), "wb") as f:
+        f.write(b"cf")
+    assert os.lstat(j("newcf", "MIXED.case")).st_ino == os.lstat(j("newcf", "Mixed.Case")).st_ino
     # encrypted + casefolded media/0 (project 1000 inherited, Pictures 1003)
     rep = j("media", "0", "Download", "New Report.PDF")
     with open(rep, "wb") as f:

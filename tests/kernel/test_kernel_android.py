@@ -42,6 +42,7 @@ FUSE_NAMES = [
     ("casefold/MANY/added-007.DAT", "casefold/many/Added-007.dat"),
     ("media/0/DOWNLOAD/new report.pdf", "media/0/Download/New Report.PDF"),
     ("media/0/pictures/HOLIDAY/beach.jpg", "media/0/Pictures/Holiday/Beach.JPG"),
+    ("newcf/mixed.CASE", "newcf/Mixed.Case"),
 ]
 # and of the kernel's
 KERNEL_NAMES = [
