@@ -17,6 +17,7 @@ compressed file and reports quota usage equal to what the files use."""
 
 import hashlib
 import os
+import subprocess
 import sys
 
 import pytest
@@ -291,3 +292,56 @@ def test_android_fuse_recovers_kernel_fsync(guest, f2fs_fuse, fixtures_dir, tmp_
                 assert f.read() == bytes((i * 7 + n) % 251 for i in range(n)), look
         assert A.quota_usage(m.path) == A.usage_model(m.path, lambda rel: 0)
     fsutil.fsck_check(image)
+
+
+KERNEL_EDQUOT = (
+    "import errno, os, sys\n"
+    "mnt = sys.argv[1]\n"
+    "d = os.path.join(mnt, 'owners', 'shell-dir')\n"
+    "os.setgroups([]); os.setresgid(2000, 2000, 2000); os.setresuid(2000, 2000, 2000)\n"
+    "fd = os.open(os.path.join(d, 'big'), os.O_WRONLY | os.O_CREAT, 0o644)\n"
+    "try:\n"
+    "    for i in range(64):\n"
+    "        os.write(fd, bytes(16384)); os.fsync(fd)\n"
+    "    print('no-error')\n"
+    "except OSError as e:\n"
+    "    print(errno.errorcode[e.errno])\n"
+    "n = 0\n"
+    "try:\n"
+    "    while n < 50:\n"
+    "        os.close(os.open(os.path.join(d, 'f%d' % n), os.O_WRONLY | os.O_CREAT)); n += 1\n"
+    "    print(n, 'no-error')\n"
+    "except OSError as e:\n"
+    "    print(n, errno.errorcode[e.errno])\n"
+)
+
+
+def test_android_fuse_limits_kernel_enforces(guest, f2fs_fuse, fixtures_dir, tmp_path):
+    """Limits set through f2fs-fusectl quota on the fixture (user 2000: 256
+    KiB of blocks, 5 inodes) are written into the quota files the kernel
+    loads: its own writes and creates by that user stop with EDQUOT there;
+    fsck.f2fs clean, f2fs-fuse reads the kernel's usage."""
+    src = os.path.join(fixtures_dir, "android.img.zst")
+    image = str(tmp_path / "android.img")
+    fsutil.run(["zstd", "-d", "-q", "-f", src, "-o", image], check=True, timeout=300)
+    key = os.path.join(fixtures_dir, "android.key")
+    opts = A.RW_OPTS + ("key_file=" + key,)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt", opts) as m:
+        d = os.path.join(m.path, "owners", "shell-dir")
+        os.mkdir(d)
+        os.chown(d, 2000, 2000)
+        r = subprocess.run([A.FUSECTL, "quota", "-u", "--set", "2000", "0", "256", "0", "5",
+                            m.path], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert A.quota_report(m.path, "user")[2000][1:] == (2, 0, 256, 0, 5)
+    fsutil.fsck_check(image)
+    r = G.kernel_run(image, "python3 /ktest/run/edquot.py $MNT >$KTEST_OUT/edquot.txt",
+                     opts=KOPTS, files={"edquot.py": KERNEL_EDQUOT}, check=False)
+    assert_guest_ok(r, "the kernel enforces f2fs-fuse's limits")
+    # user 2000 has owners/shell and shell-dir: 3 more inodes (big, f0, f1)
+    assert r.text("edquot.txt").split() == ["EDQUOT", "2", "EDQUOT"], r.text("edquot.txt")
+    fsutil.fsck_check(image)
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt2", opts) as m:
+        rep = A.quota_report(m.path, "user")[2000]
+        assert rep[1] == 5 and 200 <= rep[0] <= 256, rep
+        assert A.quota_usage(m.path) == A.usage_model(m.path, lambda rel: 0)
