@@ -947,3 +947,40 @@ def test_android_casefold_dcache(mount, image, key_opt, top):
             assert os.lstat(os.path.join(d, s)).st_size == 1, s
         assert "target.BIN" in os.listdir(d)
     fsutil.fsck_check(image)
+
+
+def test_android_compressed_truncate_quota(mount, image, key_opt):
+    """Truncating compressed files (inside a compressed cluster, at a cluster
+    boundary, to zero; the kernel's and new ones, one in the encrypted
+    code_cache) and growing one with fallocate keep quota equal to what the
+    files use; the bytes left are the old ones; fsck.f2fs clean."""
+    with mount(image, options=RW_OPTS + (key_opt,)) as m:
+        j = lambda *a: os.path.join(m.path, *a)   # noqa: E731
+        lp = lambda rel: 0   # noqa: E731
+        new = j("owners", "t.apk")
+        data = compressible(300000, 11)
+        with open(new, "wb") as f:
+            f.write(data)
+        os.chown(new, 10123, 1078)
+        cases = [(new, 100000), (new, 8 * 4096 * 3), (new, 0),
+                 (j("app", "com.example.app-1", "per-file-zstd.apk"), 54321),
+                 (j("user", "0", "com.example.app", "code_cache", "code.odex"), 50001)]
+        for path, size in cases:
+            with open(path, "rb") as f:
+                old = f.read()
+            os.truncate(path, size)
+            drop_all_caches()
+            with open(path, "rb") as f:
+                assert f.read() == old[:size], (path, size)
+            assert quota_usage(m.path) == usage_model(m.path, lp), (path, size)
+        with open(new, "wb") as f:
+            f.write(data)
+        fd = os.open(new, os.O_RDWR)
+        try:
+            os.posix_fallocate(fd, 0, 600000)
+        finally:
+            os.close(fd)
+        with open(new, "rb") as f:
+            assert f.read() == data + bytes(600000 - len(data))
+        assert quota_usage(m.path) == usage_model(m.path, lp)
+    fsutil.fsck_check(image)
