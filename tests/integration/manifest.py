@@ -423,3 +423,13 @@ def report(diffs, limit=60):
     more = len(diffs) - len(head)
     return "%d difference(s):\n  " % len(diffs) + "\n  ".join(head) + (
         "\n  ... and %d more" % more if more > 0 else "")
+
+
+def read_sums(path):
+    """{canonical path: digest} from a "DIGEST PATH" file (sha256sum style)."""
+    sums = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            digest, p = line.split()
+            sums[canonical(p)] = digest
+    return sums

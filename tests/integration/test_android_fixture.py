@@ -16,6 +16,7 @@ import pytest
 
 import fsutil
 import manifest as M
+from test_quota import parse_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -48,12 +49,7 @@ KERNEL_SUMS = os.path.join(HERE, "android_compressed.sha256")
 
 
 def kernel_sums():
-    sums = {}
-    with open(KERNEL_SUMS, encoding="utf-8") as f:
-        for line in f:
-            digest, path = line.split()
-            sums[M.canonical(path)] = digest
-    return sums
+    return M.read_sums(KERNEL_SUMS)
 
 
 def with_kernel_sums(m):
@@ -311,12 +307,7 @@ def quota_report(mnt, qtype):
     r = subprocess.run([FUSECTL, "quota", "-" + qtype[0], mnt], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    out = {}
-    for line in r.stdout.splitlines():
-        f = line.split()
-        if f and f[0].isdigit():
-            out[int(f[0])] = (int(f[1]), int(f[5]), int(f[2]), int(f[3]), int(f[6]), int(f[7]))
-    return out
+    return parse_report(r.stdout)
 
 
 def expected_report(q):

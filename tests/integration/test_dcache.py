@@ -91,8 +91,7 @@ def test_index_follows_every_change(rwimage):
     probes += names[400:420] + files[0:200:2][:20]
     check_names(root, model, probes)
     img.unmount()
-    r = fsutil.run(["fsck.f2fs", "-f", "--dry-run", img.image])
-    assert not fsutil.fsck_problems(r.stdout, r.returncode), r.stdout
+    fsutil.fsck_check(img.image)
 
     # the scan, without an index, gives the same answers
     p = img.mount(options=["dcache_size=0"])
@@ -111,6 +110,7 @@ def test_index_off_and_tiny_budget(rwimage):
         open(os.path.join(root, "n%d" % i), "wb").close()
         model["n%d" % i] = "f"
     img.unmount()
+    fsutil.fsck_check(img.image)
     for k, opts in enumerate((["dcache_size=0"], ["dcache_size=4K"])):
         p = img.mount(options=opts)
         root = os.path.join(p, "d")
@@ -119,6 +119,7 @@ def test_index_off_and_tiny_budget(rwimage):
         del model["n%d" % k]
         check_names(root, model, ["n%d" % k])
         img.unmount()
+        fsutil.fsck_check(img.image)
 
 
 def device_reads(stderr):
@@ -151,6 +152,7 @@ def test_stat_after_listing_reads_inodes_in_batches(rwimage):
                 os.lstat(os.path.join(root, e))
         m = img.unmount()
         reads[opts[-1]] = device_reads(m.stderr())
+        fsutil.fsck_check(img.image)
     # without read-ahead every one of the 1,500 inodes is a read of its own
     assert reads["node_ra=0"] >= 1500, reads
     # with it, at most a few per directory (dentry blocks read the same in both)

@@ -28,12 +28,7 @@ KERNEL_SUMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plain_co
 
 
 def kernel_sums():
-    sums = {}
-    with open(KERNEL_SUMS, encoding="utf-8") as f:
-        for line in f:
-            digest, path = line.split()
-            sums[M.canonical(path)] = digest
-    return sums
+    return M.read_sums(KERNEL_SUMS)
 
 
 @pytest.fixture(scope="module")

@@ -118,8 +118,13 @@ def report(mnt, qtype):
     """{id: (KiB used, inodes, soft, hard, isoft, ihard)} from f2fs-fusectl quota."""
     r = fusectl("quota", "-" + qtype[0], mnt)
     assert r.returncode == 0, r.stdout + r.stderr
+    return parse_report(r.stdout)
+
+
+def parse_report(text):
+    """f2fs-fusectl quota's table as {id: (KiB used, inodes, soft, hard, isoft, ihard)}."""
     out = {}
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         f = line.split()
         if f and f[0].isdigit():
             out[int(f[0])] = (int(f[1]), int(f[5]), int(f[2]), int(f[3]), int(f[6]), int(f[7]))

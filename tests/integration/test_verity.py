@@ -210,6 +210,7 @@ def test_flipped_byte_is_eio(vimg, fusectl):  # noqa: F811
     ext = extents(fusectl, f)
     ino = os.stat(f).st_ino
     vimg.unmount()
+    fsutil.fsck_check(vimg.image)       # before the damage, which is data only
     # file block 100, and the first block of the tree's level over the data
     # (the hashes of data blocks 0..127; extents stop at EOF, so found by content)
     blocks = {}
@@ -263,6 +264,7 @@ def test_measure_ioctl_short_buffer(vimg):
     finally:
         os.close(fd)
     vimg.unmount()
+    fsutil.fsck_check(vimg.image)
 
 
 def test_encrypted_verity(rwimage, tmp_path, fusectl):  # noqa: F811
@@ -382,6 +384,7 @@ def test_dump_metadata(vimg):
                          timeout=60)
     assert sig.returncode != 0 and b"No data available" in sig.stderr, sig.stderr
     vimg.unmount()
+    fsutil.fsck_check(vimg.image)
 
 
 @pytest.mark.parametrize("log", [2, 5])
@@ -439,6 +442,7 @@ def test_bad_descriptor(vimg, tmp_path, field):
                           timeout=60).stdout
     assert len(desc) == 256
     vimg.unmount()
+    fsutil.fsck_check(vimg.image)
     with open(vimg.image, "r+b") as fh:
         raw = fh.read()
         at = raw.find(desc[:112])                   # up to the salt: unique enough
