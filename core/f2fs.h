@@ -189,6 +189,7 @@ struct f2fs_inode_pages {
 };
 struct f2fs_pagecache {
 	pthread_mutex_t lock;
+	struct f2fs_block_pool pool;		/* the pages' 4 KiB buffers */
 	struct f2fs_inode_pages *head, *tail;	/* oldest dirty first */
 	uint64_t nr_dirty, limit;		/* pages */
 	uint64_t nr_inodes;

@@ -24,6 +24,7 @@ struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes)
 	if (!pc)
 		return NULL;
 	pthread_mutex_init(&pc->lock, NULL);
+	f2fs_block_pool_init(&pc->pool);
 	pc->limit = dirty_bytes / F2FS_BLKSIZE;
 	if (pc->limit < 256)
 		pc->limit = 256;	/* one FUSE write always fits */
@@ -34,6 +35,7 @@ void f2fs_pc_destroy(struct f2fs_pagecache *pc)
 {
 	if (!pc)
 		return;
+	f2fs_block_pool_destroy(&pc->pool);
 	pthread_mutex_destroy(&pc->lock);
 	free(pc);
 }
@@ -114,7 +116,7 @@ uint8_t *f2fs_pc_get(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, u
 		ip->v = v;
 		ip->cap = cap;
 	}
-	data = f2fs_alloc_blocks(1);
+	data = f2fs_block_get(&pc->pool);
 	if (!data)
 		goto nomem;
 	memmove(ip->v + s + 1, ip->v + s, sizeof(*ip->v) * (ip->nr - s));
@@ -166,7 +168,7 @@ void f2fs_pc_free(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip, bool w
 	if (!ip)
 		return;
 	for (uint32_t i = 0; i < ip->nr; i++)
-		free(ip->v[i].data);
+		f2fs_block_put(&pc->pool, ip->v[i].data);
 	pthread_mutex_lock(&pc->lock);
 	pc->nr_dirty -= ip->nr;
 	if (written)
