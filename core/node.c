@@ -179,64 +179,58 @@ static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
 }
 
 /*
- * Read ahead nodes nids[0..n) of inode ino, expected at node offsets
- * ofs[0..n), unless nids[0], the one the walk wants next, is in memory
- * already: nids through the NAT (its blocks batched too), addresses
- * sorted, neighbours coalesced into one request each, several requests in
- * flight.  The nodes of a file written in order lie side by side in the
- * node log, so a thousand of them usually come in a handful of requests.
+ * Read ahead nodes nids[0..n): of inode ino at node offsets ofs[0..n), or
+ * with ino 0 each an inode itself (offset 0).  Nids go through the NAT (its
+ * blocks batched too); nodes dirty or cached already are skipped; the
+ * addresses are sorted and neighbours coalesced into one request each,
+ * several requests in flight.  Nodes written together lie side by side in
+ * the node log, so a thousand of them usually come in a handful of requests.
  */
-static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
-		     uint32_t n)
+static void ra_list(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
+		    uint32_t n)
 {
 	struct f2fs_node_info ni;
 	struct ra_node *v;
 	uint32_t m = 0;
 
-	if (!n || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
-	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
-		return;	/* in memory already, or for the reader to report */
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
 	v = malloc(n * sizeof(*v));
 	if (!v)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t owner = ino ? ino : nids[i];
+
 		if (is_dirty_node(sb, nids[i]) || f2fs_get_node_info(sb, nids[i], &ni) ||
-		    ni.ino != ino || !f2fs_valid_main_blkaddr(sb, ni.blkaddr))
+		    ni.ino != owner || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
+		    f2fs_cache_contains(sb->cache, ni.blkaddr))
 			continue;
-		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs[i], ino };
+		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs ? ofs[i] : 0, owner };
 	}
 	ra_sorted(sb, v, m);
 	free(v);
 }
 
+/* A walk's next nodes, unless nids[0], the one it wants now, is in memory already. */
+static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
+		     uint32_t n)
+{
+	struct f2fs_node_info ni;
+
+	if (!n || is_dirty_node(sb, nids[0]) || f2fs_get_node_info(sb, nids[0], &ni) ||
+	    !f2fs_valid_main_blkaddr(sb, ni.blkaddr) || f2fs_cache_contains(sb->cache, ni.blkaddr))
+		return;	/* in memory already, or for the reader to report */
+	ra_list(sb, ino, nids, ofs, n);
+}
+
 /*
- * The inode blocks of inos[0..n) (a directory listing's entries), the ones
- * not in memory: a directory filled in one go has its inodes side by side
- * in the node log, so a listing's worth comes in a few requests instead of
- * one synchronous read per entry.
+ * The inode blocks of inos[0..n) (a directory's entries) not in memory: a
+ * directory filled in one go has its inodes side by side in the node log,
+ * so its entries come in a few requests instead of one read each.
  */
 void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n)
 {
-	struct f2fs_node_info ni;
-	struct ra_node *v;
-	uint32_t m = 0;
-
-	if (!n || !f2fs_node_ra_blocks(sb))
-		return;
-	f2fs_ra_nat_blocks(sb, inos, n, f2fs_node_ra_depth(sb));
-	v = malloc(n * sizeof(*v));
-	if (!v)
-		return;
-	for (uint32_t i = 0; i < n; i++) {
-		if (is_dirty_node(sb, inos[i]) || f2fs_get_node_info(sb, inos[i], &ni) ||
-		    ni.ino != inos[i] || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
-		    f2fs_cache_contains(sb->cache, ni.blkaddr))
-			continue;
-		v[m++] = (struct ra_node){ ni.blkaddr, inos[i], 0, inos[i] };
-	}
-	ra_sorted(sb, v, m);
-	free(v);
+	if (n && f2fs_node_ra_blocks(sb))
+		ra_list(sb, 0, inos, NULL, n);
 }
 
 /*
