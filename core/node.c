@@ -553,17 +553,23 @@ static int walk_fetch(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, co
 		err = -ENOMEM;
 		goto out;
 	}
-	for (uint32_t k = 0; k < m;) {
-		uint32_t len = 0;
+	for (uint32_t k = 0, v = 0; k < m;) {
+		uint32_t len = 0, first = v;
 
-		/* the same address twice (a corrupt NAT) is read once per slot */
+		/* the same address twice (a corrupt NAT) is read once per slot; slots
+		 * side by side in buf take one iovec (nodes written in file order) */
 		do {
-			iov[k + len] = (struct iovec){ buf + (size_t)rd[k + len].slot * F2FS_BLKSIZE,
-						       F2FS_BLKSIZE };
+			uint8_t *p = buf + (size_t)rd[k + len].slot * F2FS_BLKSIZE;
+
+			if (len && (uint8_t *)iov[v - 1].iov_base + iov[v - 1].iov_len == p)
+				iov[v - 1].iov_len += F2FS_BLKSIZE;
+			else
+				iov[v++] = (struct iovec){ p, F2FS_BLKSIZE };
 			len++;
 		} while (k + len < m && len < WALK_MAX_RUN && rd[k + len].addr == rd[k].addr + len);
 		bios[nb++] = (struct f2fs_bio){ .op = F2FS_BIO_READ, .blkaddr = rd[k].addr,
-						.nr_blocks = len, .iov = &iov[k], .iovcnt = (int)len };
+						.nr_blocks = len, .iov = &iov[first],
+						.iovcnt = (int)(v - first) };
 		k += len;
 	}
 	f2fs_submit_bios(sb->dev, bios, errs, nb, f2fs_node_ra_depth(sb));
