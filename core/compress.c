@@ -24,10 +24,14 @@
  * (lz4 and lz4hc write the same format), libzstd, liblzo2, and lzorle.c for
  * the kernel's lzo-rle, which liblzo2 cannot read.
  *
- * A reader decompresses whole clusters: straight into the caller's buffer
- * when the read covers the cluster, otherwise into a scratch buffer whose
- * cluster stays cached in the inode (until its last close) for the reads
- * that follow it through the same cluster; every cluster write drops it.
+ * A reader takes the clusters of one direct node at a time: one node
+ * lookup, every block they need from the device in one plug (a sequential
+ * writer's clusters lie one after the other, so a 1 MiB read of them is
+ * one device read, not one per cluster), then each cluster decompressed
+ * straight into the caller's buffer when the read covers it, otherwise
+ * into a scratch buffer whose cluster stays cached in the inode (until its
+ * last close) for the reads that follow it through the same cluster;
+ * every cluster write drops it.
  *
  * A writer hands f2fs_write_cluster one whole cluster, as the kernel's
  * writeback does (f2fs_write_multi_pages): compressed when the policy
@@ -62,6 +66,10 @@
 #define LZ4HC_MIN_LEVEL		3	/* LZ4HC_CLEVEL_MIN */
 #define LZ4HC_MAX_LEVEL		12	/* LZ4HC_CLEVEL_MAX */
 #define MAX_IDLE_DICS		4
+#define BATCH_SLOTS		1024	/* >= a direct node's address slots */
+
+struct read_seg;
+struct read_clu;
 
 /* A decompression context with its buffers (the kernel's decompress_io_ctx). */
 struct f2fs_dic {
@@ -76,6 +84,11 @@ struct f2fs_dic {
 	void *wrkmem;			/* liblzo2's dictionary, lz4's state */
 	size_t wrkmem_bytes;
 	ZSTD_CCtx *zc;
+	/* a read's batch (read_batch) */
+	struct f2fs_plug *plug;
+	struct read_seg *segs;
+	struct read_clu *clus;
+	struct dnode_of_data *dn;
 };
 
 struct f2fs_compress_pool {
@@ -360,6 +373,10 @@ static void free_dic(struct f2fs_dic *dic)
 	free(dic->rbuf);
 	free(dic->obuf);
 	free(dic->wrkmem);
+	free(dic->plug);
+	free(dic->segs);
+	free(dic->clus);
+	free(dic->dn);
 	free(dic);
 }
 
@@ -563,20 +580,18 @@ static int bad_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t st
 }
 
 /*
- * Decompress the cluster starting at file block start, whose slots are
- * addrs (addrs[0] == COMPRESS_ADDR), into out (the whole cluster).
+ * f2fs_sanity_check_cluster for a cluster whose slot 0 is COMPRESS_ADDR:
+ * data blocks, then only reservations or holes.  The number of compressed
+ * blocks, or -EIO.
  */
-static int decompress_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
-			      const struct fscrypt_inode_info *ci, uint32_t start,
-			      const uint32_t *addrs, struct f2fs_dic *dic, uint8_t *out)
+static int compressed_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
+			     const uint32_t *addrs)
 {
 	const uint32_t cs = 1u << inode->log_cluster_size;
-	uint32_t nr = 0, clen, i;
+	uint32_t nr = 0;
 	bool ended = false;
-	int err;
 
-	/* f2fs_sanity_check_cluster: data blocks, then only reservations or holes */
-	for (i = 1; i < cs; i++) {
+	for (uint32_t i = 1; i < cs; i++) {
 		if (addrs[i] == COMPRESS_ADDR)
 			return bad_cluster(sb, inode, start, "a second COMPRESS_ADDR");
 		if (!is_data_addr(addrs[i])) {
@@ -589,31 +604,24 @@ static int decompress_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			return bad_cluster(sb, inode, start, "a block outside the main area");
 		nr++;
 	}
-	if (!nr)
-		return bad_cluster(sb, inode, start, "no compressed blocks");
-	err = reserve_blocks(&dic->cbuf, &dic->cbuf_blocks, nr);
-	if (err)
-		return err;
-	for (i = 0; i < nr;) {
-		uint32_t run = 1;
+	return nr ? (int)nr : bad_cluster(sb, inode, start, "no compressed blocks");
+}
 
-		while (i + run < nr && addrs[1 + i + run] == addrs[1 + i] + run)
-			run++;
-		err = f2fs_read_mapped(sb, ci, addrs[1 + i], start + 1 + i, 0,
-				       (size_t)run * F2FS_BLKSIZE, dic->cbuf + (size_t)i * F2FS_BLKSIZE);
-		if (err)
-			return err;
-		i += run;
-	}
-	clen = get_le32(dic->cbuf + COMPRESS_DATA_CLEN);
+/* The cluster at file block start from its nr compressed blocks at cbuf into out. */
+static int decompress_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
+			     const uint8_t *cbuf, uint32_t nr, struct f2fs_dic *dic, uint8_t *out)
+{
+	const size_t rlen = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
+	uint32_t clen = get_le32(cbuf + COMPRESS_DATA_CLEN);
+	int err;
+
 	if (clen > (size_t)nr * F2FS_BLKSIZE - COMPRESS_DATA_HDR)
 		return bad_cluster(sb, inode, start, "compressed length beyond its blocks");
 	if ((inode->compress_flag & COMPRESS_CHKSUM) &&
-	    f2fs_chksum(dic->cbuf + COMPRESS_DATA_HDR, clen) !=
-	    get_le32(dic->cbuf + COMPRESS_DATA_CHKSUM))
+	    f2fs_chksum(cbuf + COMPRESS_DATA_HDR, clen) != get_le32(cbuf + COMPRESS_DATA_CHKSUM))
 		return bad_cluster(sb, inode, start, "checksum mismatch");
-	err = f2fs_decompress(dic, inode->compress_algorithm, dic->cbuf + COMPRESS_DATA_HDR, clen,
-			      out, (size_t)cs * F2FS_BLKSIZE);
+	err = f2fs_decompress(dic, inode->compress_algorithm, cbuf + COMPRESS_DATA_HDR, clen, out,
+			      rlen);
 	if (err == -EIO)
 		return bad_cluster(sb, inode, start, "the data does not decompress to a cluster");
 	return err;
@@ -660,6 +668,232 @@ static int read_raw(struct f2fs_sb *sb, struct f2fs_inode *inode,
 }
 
 /*
+ * A read's batch: the clusters of one direct node that the read covers.
+ * Every block they need from the device (the compressed blocks, and the
+ * whole blocks of raw clusters) goes into one plug, so that blocks laid
+ * out one after the other, as a sequential writer leaves them, become one
+ * device read however many clusters they belong to; then each segment is
+ * decrypted with its own DUNs and each compressed cluster decompressed,
+ * straight into the caller's buffer when the read covers it.
+ */
+struct read_seg {
+	uint8_t *buf;
+	uint32_t lblk;			/* the first block's DUN */
+	uint32_t nr;
+};
+
+struct read_clu {
+	uint32_t start;			/* file block */
+	uint32_t cofs;			/* its compressed blocks' place in cbuf, in blocks */
+	uint32_t nr;			/* compressed blocks; 0: raw, read already */
+	uint32_t cluster;
+	size_t in, n;			/* the bytes of it the read wants */
+	uint8_t *dst;
+};
+
+/* The buffers one batch needs: at most a direct node's slots of everything. */
+static int batch_buffers(struct f2fs_dic *dic)
+{
+	if (!dic->plug && !(dic->plug = malloc(sizeof(*dic->plug))))
+		return -ENOMEM;
+	if (!dic->segs && !(dic->segs = malloc(BATCH_SLOTS * sizeof(*dic->segs))))
+		return -ENOMEM;
+	if (!dic->clus && !(dic->clus = malloc(BATCH_SLOTS * sizeof(*dic->clus))))
+		return -ENOMEM;
+	if (!dic->dn && !(dic->dn = f2fs_alloc_blocks((sizeof(*dic->dn) + F2FS_BLKSIZE - 1) /
+						      F2FS_BLKSIZE)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int queue_read(struct f2fs_dic *dic, uint32_t *nseg, uint32_t pblk, uint32_t lblk,
+		      uint32_t nr, uint8_t *buf)
+{
+	struct iovec iov = { buf, (size_t)nr * F2FS_BLKSIZE };
+	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .blkaddr = pblk, .nr_blocks = nr,
+				.iov = &iov, .iovcnt = 1 };
+
+	dic->segs[(*nseg)++] = (struct read_seg){ buf, lblk, nr };
+	return f2fs_plug_add(dic->plug, &bio);
+}
+
+/* Queue runs of consecutive addresses of slots addrs[0..n), file blocks lblk.. */
+static int queue_runs(struct f2fs_dic *dic, uint32_t *nseg, const uint32_t *addrs, uint32_t n,
+		      uint32_t lblk, uint8_t *buf)
+{
+	for (uint32_t i = 0; i < n;) {
+		uint32_t run = 1;
+		int err;
+
+		while (i + run < n && addrs[i + run] == addrs[i] + run)
+			run++;
+		err = queue_read(dic, nseg, addrs[i], lblk + i, run, buf + (size_t)i * F2FS_BLKSIZE);
+		if (err)
+			return err;
+		i += run;
+	}
+	return 0;
+}
+
+/* fscrypt_decrypt_bio, segment by segment: each keeps its own DUNs. */
+static int decrypt_segs(const struct fscrypt_inode_info *ci, const struct read_seg *segs,
+			uint32_t nseg)
+{
+	for (uint32_t s = 0; s < nseg; s++) {
+		uint64_t lblk = segs[s].lblk;
+		uint8_t *buf = segs[s].buf;
+
+		for (uint32_t left = segs[s].nr; left;) {
+			uint32_t n = f2fs_crypt_limit_blocks(ci, lblk, left);
+			struct f2fs_crypt_ctx cc;
+			int err;
+
+			f2fs_crypt_ctx(ci, lblk, &cc);
+			err = cc.ops->decrypt(cc.key, cc.dun, buf, n);
+			if (err)
+				return err;
+			buf += (size_t)n * F2FS_BLKSIZE;
+			lblk += n;
+			left -= n;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read [pos, pos + len) (inside i_size, clusters from the one at pos on)
+ * from the clusters of one direct node; *done says how many bytes.
+ */
+static int read_batch(struct f2fs_sb *sb, struct f2fs_inode *inode,
+		      const struct fscrypt_inode_info *ci, struct f2fs_dic *dic, uint8_t *dst,
+		      size_t len, uint64_t pos, size_t *done)
+{
+	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
+	const size_t cbytes = (size_t)cs * F2FS_BLKSIZE;
+	const uint32_t first = (uint32_t)(pos / cbytes);
+	struct dnode_of_data *dn = dic->dn;
+	uint32_t nclu = 0, nseg = 0, cblocks = 0, want, c;
+	size_t got = 0;
+	int err, ferr;
+
+	*done = 0;
+	if ((uint64_t)(first + 1) << log > f2fs_max_file_blocks(inode)) {
+		memset(dst, 0, len);
+		*done = len;
+		return 0;
+	}
+	err = f2fs_get_dnode_of_data(sb, inode, first << log, LOOKUP_NODE, dn);
+	if (err == -ENOENT) {
+		/* a missing node: holes to the end of its subtree */
+		uint64_t hole = dn->hole_blocks * F2FS_BLKSIZE - (pos - ((uint64_t)first << log) *
+								 F2FS_BLKSIZE);
+
+		*done = (size_t)F2FS_MIN((uint64_t)len, hole);
+		memset(dst, 0, *done);
+		return 0;
+	}
+	if (err)
+		return err;
+	if (dn->ofs_in_node + cs > dn->naddrs || dn->naddrs > BATCH_SLOTS)
+		return f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, first);
+	want = (uint32_t)((pos % cbytes + len + cbytes - 1) / cbytes);
+	want = F2FS_MIN(want, (dn->naddrs - dn->ofs_in_node) >> log);
+	f2fs_plug_init(dic->plug, sb->dev);
+	/* plan: the compressed blocks' place in cbuf, raw clusters' blocks straight to dst */
+	for (c = 0; c < want && !err; c++) {
+		struct read_clu *rc = &dic->clus[nclu];
+		uint32_t addrs[MAX_CLUSTER_BLOCKS];
+		uint64_t cpos = pos + got;
+		size_t in = (size_t)(cpos % cbytes), n = F2FS_MIN(cbytes - in, len - got);
+		int nr;
+
+		for (uint32_t i = 0; i < cs; i++)
+			addrs[i] = get_le32(dn->addrs + 4 * (dn->ofs_in_node + (c << log) + i));
+		*rc = (struct read_clu){ .start = (first + c) << log, .cluster = first + c,
+					 .in = in, .n = n, .dst = dst + got };
+		got += n;
+		if (n < cbytes && cache_read(inode, rc->cluster, in, n, rc->dst))
+			continue;
+		if (addrs[0] != COMPRESS_ADDR) {
+			/* whole blocks of a raw cluster join the batch, a partial one reads alone */
+			bool whole = !(in % F2FS_BLKSIZE) && !(n % F2FS_BLKSIZE);
+			uint32_t b0 = (uint32_t)(in / F2FS_BLKSIZE), nb = (uint32_t)(n / F2FS_BLKSIZE);
+
+			for (uint32_t i = b0; whole && i < b0 + nb; i++)
+				whole = is_hole(addrs[i]) || (is_data_addr(addrs[i]) &&
+							     f2fs_valid_main_blkaddr(sb, addrs[i]));
+			if (!whole) {
+				err = read_raw(sb, inode, ci, rc->start, addrs, in, n, rc->dst);
+				continue;
+			}
+			for (uint32_t i = b0; i < b0 + nb && !err;) {
+				uint32_t run = 1;
+
+				if (is_hole(addrs[i])) {
+					while (i + run < b0 + nb && is_hole(addrs[i + run]))
+						run++;
+					memset(rc->dst + (size_t)(i - b0) * F2FS_BLKSIZE, 0,
+					       (size_t)run * F2FS_BLKSIZE);
+				} else {
+					while (i + run < b0 + nb && addrs[i + run] == addrs[i] + run)
+						run++;
+					err = queue_read(dic, &nseg, addrs[i], rc->start + i, run,
+							 rc->dst + (size_t)(i - b0) * F2FS_BLKSIZE);
+				}
+				i += run;
+			}
+			continue;
+		}
+		nr = compressed_blocks(sb, inode, rc->start, addrs);
+		if (nr < 0) {
+			err = nr;
+			break;
+		}
+		rc->nr = (uint32_t)nr;
+		rc->cofs = cblocks;
+		cblocks += rc->nr;
+		nclu++;
+	}
+	/* the compressed blocks' buffer, now that its size is known */
+	if (!err)
+		err = reserve_blocks(&dic->cbuf, &dic->cbuf_blocks, F2FS_MAX(cblocks, 1u));
+	for (uint32_t i = 0; i < nclu && !err; i++) {
+		struct read_clu *rc = &dic->clus[i];
+		uint32_t addrs[MAX_CLUSTER_BLOCKS];
+
+		for (uint32_t k = 0; k < rc->nr; k++)
+			addrs[k] = get_le32(dn->addrs + 4 * (dn->ofs_in_node + (rc->start - (first << log)) +
+							    1 + k));
+		err = queue_runs(dic, &nseg, addrs, rc->nr, rc->start + 1,
+				 dic->cbuf + (size_t)rc->cofs * F2FS_BLKSIZE);
+	}
+	ferr = f2fs_plug_flush(dic->plug);
+	if (!err)
+		err = ferr;
+	if (!err && ci)
+		err = decrypt_segs(ci, dic->segs, nseg);
+	for (uint32_t i = 0; i < nclu && !err; i++) {
+		struct read_clu *rc = &dic->clus[i];
+		const uint8_t *cb = dic->cbuf + (size_t)rc->cofs * F2FS_BLKSIZE;
+
+		if (rc->n == cbytes) {
+			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, rc->dst);
+			continue;
+		}
+		err = reserve_blocks(&dic->rbuf, &dic->rbuf_blocks, cs);
+		if (!err)
+			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, dic->rbuf);
+		if (!err) {
+			memcpy(rc->dst, dic->rbuf + rc->in, rc->n);
+			cache_keep(inode, rc->cluster, dic);
+		}
+	}
+	if (!err)
+		*done = got;
+	return err;
+}
+
+/*
  * f2fs_file_read for a compressed file: len bytes at off, all inside
  * i_size.  ci is the key when the file is encrypted.
  */
@@ -667,42 +901,14 @@ ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     const struct fscrypt_inode_info *ci, uint8_t *dst, size_t len,
 			     uint64_t off)
 {
-	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
-	const size_t cbytes = (size_t)cs * F2FS_BLKSIZE;
-	uint32_t addrs[MAX_CLUSTER_BLOCKS];
-	struct f2fs_dic *dic = NULL;
+	struct f2fs_dic *dic = get_dic(sb);
 	size_t done = 0;
-	int err = 0;
+	int err = dic ? batch_buffers(dic) : -ENOMEM;
 
-	while (done < len) {
-		uint64_t pos = off + done;
-		uint32_t cluster = (uint32_t)(pos / cbytes), start = cluster << log;
-		size_t in = (size_t)(pos % cbytes), n = F2FS_MIN(cbytes - in, len - done);
+	while (!err && done < len) {
+		size_t n;
 
-		if (cache_read(inode, cluster, in, n, dst + done)) {
-			done += n;
-			continue;
-		}
-		err = f2fs_get_cluster_addrs(sb, inode, start, addrs, cs);
-		if (err)
-			break;
-		if (addrs[0] != COMPRESS_ADDR) {
-			err = read_raw(sb, inode, ci, start, addrs, in, n, dst + done);
-		} else if (!dic && !(dic = get_dic(sb))) {
-			err = -ENOMEM;
-		} else if (n == cbytes) {
-			err = decompress_cluster(sb, inode, ci, start, addrs, dic, dst + done);
-		} else {
-			err = reserve_blocks(&dic->rbuf, &dic->rbuf_blocks, cs);
-			if (!err)
-				err = decompress_cluster(sb, inode, ci, start, addrs, dic, dic->rbuf);
-			if (!err) {
-				memcpy(dst + done, dic->rbuf + in, n);
-				cache_keep(inode, cluster, dic);
-			}
-		}
-		if (err)
-			break;
+		err = read_batch(sb, inode, ci, dic, dst + done, len - done, off + done, &n);
 		done += n;
 	}
 	put_dic(sb, dic);
