@@ -827,12 +827,18 @@ size_t f2fs_compress_bound(unsigned int algorithm, size_t rlen);
 /* The codec table's number for a name ("lz4", "lzo-rle"), or -EINVAL. */
 int f2fs_compress_algorithm(const char *name);
 bool f2fs_compress_level_valid(unsigned int algorithm, unsigned int level);
-/* Write one whole cluster (data: 2^log_cluster_size blocks), the first
- * valid pages inside i_size; compressed when allowed and worth a block. */
+/* n whole clusters from cluster on (data[i] each: 2^log_cluster_size
+ * blocks), the last with valid pages inside i_size, each compressed when
+ * allowed and worth a block; *done: how many got their blocks. */
+int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t cluster, uint32_t n,
+			const uint8_t *const *data, uint32_t valid, bool may_compress,
+			uint32_t *done);
+/* One of them. */
 int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		       const struct fscrypt_inode_info *ci, uint32_t cluster, const uint8_t *data,
 		       uint32_t valid, bool may_compress);
-/* write(2) to a compressed file, cluster by cluster (read, patch, write). */
+/* write(2) to a compressed file: whole clusters from buf, partial ones read, patched, written. */
 int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			  const struct fscrypt_inode_info *ci, const uint8_t *src, size_t len,
 			  uint64_t off, size_t *written);
