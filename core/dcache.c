@@ -63,8 +63,12 @@ struct f2fs_dcache *f2fs_dcache_new(struct f2fs_dcache_budget *budget, uint32_t 
 
 	if (!dc)
 		return NULL;
-	/* at most half full: probes stay short */
-	while (n < 2 * (uint64_t)expect && n < (1u << 30))
+	/*
+	 * At most half full, so probes stay short; but never more than the
+	 * budget holds, whatever size a (possibly hostile) inode claims: a
+	 * directory that really has more entries grows the table as it goes.
+	 */
+	while (n < 2 * (uint64_t)expect && n < (1u << 30) && table_bytes(n << 1) <= budget->limit)
 		n <<= 1;
 	dc->slot = calloc(n, sizeof(*dc->slot));
 	if (!dc->slot) {
