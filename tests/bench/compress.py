@@ -370,18 +370,19 @@ def plot(med, png, title):
         w = 0.8 / len(algs)
         for i, alg in enumerate(algs):
             xs = [k + i * w for k in range(len(kinds))]
+            color = "C%d" % i
             if key == "read_cpu_per_gib":
                 ax.bar(xs, [med[k][alg]["write_cpu_per_gib"] for k in kinds], w * 0.5,
-                       label=alg + " write", hatch="//", alpha=0.6)
+                       color=color, hatch="//", alpha=0.55, edgecolor="black", linewidth=0.3)
                 ax.bar([x + w * 0.5 for x in xs], [med[k][alg][key] for k in kinds], w * 0.5,
-                       label=alg + " read")
+                       color=color)
             else:
-                ax.bar(xs, [med[k][alg][key] for k in kinds], w, label=alg)
+                ax.bar(xs, [med[k][alg][key] for k in kinds], w, label=alg, color=color)
         ax.set_xticks([k + 0.4 - w / 2 for k in range(len(kinds))])
         ax.set_xticklabels(kinds)
         ax.set_title(label)
     axes[0].legend(fontsize=8)
-    axes[2].legend(fontsize=6, ncol=2)
+    axes[2].set_title("CPU s/GiB (hatched: write, solid: read)")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
@@ -400,7 +401,14 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--opts", default="", help="more mount options, for every mount")
     ap.add_argument("--keep-sources", action="store_true")
+    ap.add_argument("--replot", metavar="JSON", help="only draw --png from a run's --json")
     args = ap.parse_args()
+    if args.replot:
+        with open(args.replot) as f:
+            saved = json.load(f)
+        plot(saved["medians"], args.png, "compressed files, %s, load %s -> %s" % (
+            args.label, saved["load"][0], saved["load"][1]))
+        return
     args.binary = os.path.join(args.build, "f2fs-fuse")
     args.algs = args.algs.split(",")
     if not args.label:
@@ -414,8 +422,8 @@ def main():
     print(text)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"runs": res, "medians": med, "size": size, "load": [load0, load1]}, f,
-                      indent=1)
+            json.dump({"runs": res, "medians": med, "size": size, "load": [load0, load1],
+                   "label": args.label}, f, indent=1)
     if args.png:
         plot(med, args.png, "compressed files, %s, load %s -> %s" % (args.label, load0, load1))
     if args.md:
