@@ -6,7 +6,7 @@
 #   make test       install packages, build, run unit and integration tests
 #   make asan       the whole suite under AddressSanitizer + UBSan
 #   make fuzz       libFuzzer targets (clang): FUZZ_TARGET=image (default), rw,
-#                   recovery, fscrypt; FUZZ_SECONDS (docs/fuzzing.md)
+#                   recovery, fscrypt, keyctl; FUZZ_SECONDS (docs/fuzzing.md)
 #   make crash-replay  every recorded write and flush of a workload replayed as
 #                   crash states, each mounted, checked and fsck'ed
 #   make bench      benchmarks (results go to docs/benchmarks.md)

@@ -106,7 +106,7 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, ch
 #define F2FS_DEFAULT_DIRTY_BYTES (64u << 20)
 #define F2FS_DEFAULT_DIRTY_EXPIRE_MS 1000
 #define F2FS_DEFAULT_NODE_RA 1018	/* NIDS_PER_BLOCK: a whole indirect node */
-#define F2FS_DEFAULT_NODE_RA_DEPTH 4
+#define F2FS_DEFAULT_NODE_RA_DEPTH 8
 #define F2FS_DEFAULT_EXTENT_CACHE_SIZE (16u << 20)
 
 /* Open an image file or block device. */

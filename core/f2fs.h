@@ -275,6 +275,9 @@ void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk
 /* Learn the mapped runs of a direct node from its slot ofs_in_node (file block lblk) on. */
 struct dnode_of_data;
 void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn, uint32_t lblk);
+/* Learn runs[0..n) (ascending, disjoint) in one go; they replace runs they overlap. */
+void f2fs_extent_insert_runs(struct f2fs_extent_tree *et, const struct f2fs_extent *runs,
+			     uint32_t n);
 /* Blocks [fofs, fofs + len) are remapped: cut them out of the runs, and of i_ext. */
 struct f2fs_inode;
 void f2fs_drop_extent_cache(struct f2fs_inode *inode, uint64_t fofs, uint64_t len);
@@ -692,6 +695,13 @@ struct dnode_of_data {
 
 int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			   enum f2fs_dnode_mode mode, struct dnode_of_data *dn);
+/*
+ * Every direct node of an inode below file block end, and the inode's own
+ * slots, in file order, read a batch at a time (f2fs_walk_dnodes).
+ */
+typedef int (*f2fs_dnode_fn)(void *arg, uint64_t lblk, const uint8_t *addrs, uint32_t naddrs);
+int f2fs_walk_dnodes(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t end,
+		     f2fs_dnode_fn fn, void *arg);
 /* Queue a changed direct node for writing (nothing for the inode's own slots). */
 int f2fs_put_dnode(struct f2fs_sb *sb, struct dnode_of_data *dn);
 /* Free count data blocks (real or reserved) from dn's slot ofs_in_node on. */
@@ -1126,6 +1136,10 @@ struct f2fs_sb {
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
 	/* inode blocks (inode->node) and dirty node blocks */
 	struct f2fs_block_pool node_pool;
+	/* a node walk's batch buffer (NIDS_PER_BLOCK blocks), kept between
+	 * walks: 4 MiB mapped and faulted in afresh each time cost more than
+	 * the walk's own CPU (f2fs_walk_dnodes) */
+	_Atomic(uint8_t *) walk_buf;
 	/* random i_generation values drawn 64 at a time (icache_lock) */
 	uint32_t gen_pool[64];
 	uint32_t gen_left;

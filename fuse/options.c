@@ -447,7 +447,7 @@ void f2fs_fuse_help(void)
 	       "    -o node_ra=N           read up to N node blocks ahead, in one batch, when\n"
 	       "                           a walk reaches an indirect node cold (default:\n"
 	       "                           1018, the whole node; 0: one read per node)\n"
-	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 4)\n"
+	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 8)\n"
 	       "    -o compress_threads=N  threads that compress a write's clusters and\n"
 	       "                           decompress a read's, 1 to 4 (default: one per CPU)\n"
 	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"
