@@ -337,3 +337,71 @@ def test_writeback_shutdown_drops(f2fs_fuse, tmp_path):
         fsutil.fsck_check(img.image)
     finally:
         img.close()
+
+
+def test_writeback_cleaning_trim_defrag(f2fs_fuse, fusectl, tmp_path):  # noqa: F811
+    """Cleaning every section, FITRIM and defragmentation while files have
+    dirty pages (over blocks on the device and over reserved ones): the
+    moves and discards touch only what is on the device, reads give the
+    dirty data all along, and after unmount the image holds it, fsck clean."""
+    import test_ioctl
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB)
+    try:
+        p = img.mount()
+        a, b = os.path.join(p, "a"), os.path.join(p, "b")
+        ma = bytearray(blob(600 * BLK, 1))
+        with open(a, "wb") as f:                   # on the device, then the log moves on
+            f.write(ma)
+            f.flush()
+            os.fsync(f.fileno())
+        with open(os.path.join(p, "filler"), "wb") as f:
+            f.write(blob(3 * MiB, 2))
+            f.flush()
+            os.fsync(f.fileno())
+        os.unlink(os.path.join(p, "filler"))
+        fd = os.open(a, os.O_RDWR)
+        try:
+            for off in range(5, len(ma), 37 * BLK + 301):  # dirty pages over written blocks
+                d = blob(3000, off)
+                assert os.pwrite(fd, d, off) == len(d)
+                ma[off:off + len(d)] = d
+            tail = blob(50 * BLK + 17, 3)                 # and over reserved ones
+            assert os.pwrite(fd, tail, len(ma)) == len(tail)
+            ma += tail
+        finally:
+            os.close(fd)
+        mb = blob(2 * MiB + 5, 4)
+        with open(b, "wb") as f:                     # only in the page cache
+            f.write(mb)
+        with open(img.image, "rb") as f:
+            sb = f.read(2048)[1024:]
+        main = struct.unpack_from("<I", sb, 92)[0]
+        seg_main = struct.unpack_from("<I", sb, 68)[0]
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            assert test_ioctl.ioctl_err(fd, test_ioctl.GC_RANGE,
+                                        struct.pack("IxxxxQQ", 1, main, seg_main * 512 - 1)) == 0
+        finally:
+            os.close(fd)
+        st = fsutil.run([fusectl, "status", p]).stdout
+        assert int(st.split("- data blocks : ")[1].split()[0]) >= 500, st
+        assert daemon_read(a) == bytes(ma)
+        assert daemon_read(b) == mb
+        r = fsutil.run(["fstrim", "-v", p])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert daemon_read(a) == bytes(ma)
+        assert daemon_read(b) == mb
+        with open(b, "r+b") as f:                    # dirty again, then defragmented
+            f.seek(MiB)
+            f.write(blob(BLK, 5))
+        mb = mb[:MiB] + blob(BLK, 5) + mb[MiB + BLK:]
+        test_ioctl.f2fs_io("defrag_file", 0, 2 * MiB, b)
+        assert daemon_read(b) == mb
+        img.unmount()
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "a")) == bytes(ma)
+        assert daemon_read(os.path.join(p, "b")) == mb
+        img.unmount()
+    finally:
+        img.close()
