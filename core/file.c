@@ -273,7 +273,9 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 	struct f2fs_timespec now;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(sa->priv), &inode);
+	/* dirty pages stay: only a size change needs them (below) */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | F2FS_OP_KEEP_PAGES | f2fs_op_priv(sa->priv),
+			    &inode);
 	if (err)
 		return err;
 	f2fs_now(&now);
@@ -308,6 +310,16 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 		    sa->size != inode->size) {
 			err = -EPERM;
 			goto out;
+		}
+		/* the cache follows a cut (a file that may not be cached, as after
+		 * chattr, writes its pages first); an extension leaves it alone */
+		if (inode->pages && sa->size < inode->size) {
+			if (f2fs_may_cache_write(sb, inode))
+				f2fs_truncate_pages(sb, inode, sa->size);
+			else
+				err = f2fs_writeback_inode(sb, inode, false);
+			if (err)
+				goto out;
 		}
 		if (inode->cow)
 			err = f2fs_atomic_truncate(sb, inode, sa->size);
@@ -360,7 +372,8 @@ int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *
 
 	if (killed)
 		*killed = 0;
-	err = f2fs_begin_op(sb, ino, 0, &inode);
+	/* a mode change: the dirty pages stay */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_KEEP_PAGES, &inode);
 	if (err)
 		return err;
 	if (S_ISREG(inode->mode)) {

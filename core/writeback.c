@@ -78,6 +78,30 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 }
 
 /*
+ * Before a truncation to size (caller holds the inode's write lock): the
+ * pages wholly past it are dropped, not written, and the one it cuts keeps
+ * zeros after it, so that a later extension reads zeros, as the kernel's
+ * truncate_pagecache and truncate_setsize leave the page cache.  The
+ * blocks reserved for the dropped pages go with the truncation's NEW_ADDR
+ * slots.
+ */
+void f2fs_truncate_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
+{
+	uint8_t *page;
+
+	if (!inode->pages)
+		return;
+	if (f2fs_pc_truncate(sb->pc, &inode->pages, (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE)) {
+		/* the hold f2fs_cached_write took; the caller has its own reference */
+		f2fs_iput(sb, inode);
+		return;
+	}
+	page = size % F2FS_BLKSIZE ? f2fs_pc_find(inode->pages, size / F2FS_BLKSIZE) : NULL;
+	if (page)
+		memset(page + size % F2FS_BLKSIZE, 0, F2FS_BLKSIZE - size % F2FS_BLKSIZE);
+}
+
+/*
  * Write the inode's dirty pages back (caller holds its write lock and
  * cp_rwsem shared).  On failure the pages are dropped, as the kernel
  * clears a page whose write failed, and the error is returned.

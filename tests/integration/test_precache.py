@@ -182,6 +182,8 @@ def test_precache_through_cleaning(rwimage, fusectl):
         for i in range(30):
             with open(churn + str(i % 10), "wb") as f:
                 f.write(rng.randbytes(3 * MiB))
+                f.flush()
+                os.fsync(f.fileno())    # on the device before the next round cuts it
         m.pwrite(rng.randrange(24 * MiB // 4096) * 4096, rng.randbytes(4096))
         m.check()
     st = img.unmount().stderr()

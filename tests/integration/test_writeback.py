@@ -12,6 +12,7 @@ fsck.f2fs after every test."""
 import errno
 import hashlib
 import os
+import re
 import struct
 import threading
 
@@ -402,6 +403,46 @@ def test_writeback_cleaning_trim_defrag(f2fs_fuse, fusectl, tmp_path):  # noqa: 
         p = img.mount(ro=True)
         assert daemon_read(os.path.join(p, "a")) == bytes(ma)
         assert daemon_read(os.path.join(p, "b")) == mb
+        img.unmount()
+    finally:
+        img.close()
+
+
+def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
+    """A truncation drops the dirty pages past the new size instead of
+    writing them (O_TRUNC rewrites write each version at most once); the
+    page it cuts reads zeros past it after an extension."""
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB + ["io_stats"])
+    try:
+        p = img.mount()
+        f = os.path.join(p, "f")
+        fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            data = blob(4 * MiB + 100, 1)
+            os.write(fd, data)
+            os.ftruncate(fd, MiB + 10)
+            assert daemon_read(f) == data[:MiB + 10]
+            os.ftruncate(fd, 2 * MiB)
+            model = data[:MiB + 10] + bytes(MiB - 10)
+            assert daemon_read(f) == model
+        finally:
+            os.close(fd)
+        for i in range(8):                         # rewritten whole, never synced
+            with open(os.path.join(p, "r"), "wb") as g:
+                g.write(blob(2 * MiB, 10 + i))
+        assert daemon_read(os.path.join(p, "r")) == blob(2 * MiB, 10 + i)
+        st = img.unmount().stderr()
+        wb = [ln for ln in st.splitlines() if "pages dirtied" in ln]
+        assert wb, st
+        dirtied, written, dropped = (int(x) for x in re.findall(
+            r"(\d+) pages dirtied, (\d+) written back, (\d+) dropped", wb[0])[0])
+        # 4 MiB cut to 1 MiB and seven 2 MiB versions: never written
+        assert dropped >= (3 * MiB + 7 * 2 * MiB) // BLK - 1, wb[0]
+        assert written <= (MiB + 2 * MiB) // BLK + 2, wb[0]
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "f")) == model
+        assert daemon_read(os.path.join(p, "r")) == blob(2 * MiB, 17)
         img.unmount()
     finally:
         img.close()
