@@ -233,13 +233,15 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len,
 		      uint64_t off, unsigned int priv)
 {
+	bool through = priv & F2FS_WRITE_THROUGH;
 	struct f2fs_inode *inode;
 	bool sync;
 	ssize_t r;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | F2FS_OP_KEEP_PAGES | f2fs_op_priv(priv),
-			    &inode);
+	/* through: the dirty pages are written back first, so the write lands over them */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | (through ? 0 : F2FS_OP_KEEP_PAGES) |
+			    f2fs_op_priv(priv), &inode);
 	if (err)
 		return err;
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
@@ -247,6 +249,8 @@ ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t 
 		r = S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
 	else if (f2fs_is_immutable(inode) || f2fs_is_verity(inode))
 		r = -EPERM;	/* verity: a handle opened for writing before it was enabled */
+	else if (through)
+		r = f2fs_file_write(sb, inode, buf, len, off);
 	else
 		r = f2fs_file_write_cached(sb, inode, buf, len, off);
 	/* balance_dirty_pages: past the limit, the writer writes its own file back */

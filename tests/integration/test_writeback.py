@@ -446,3 +446,45 @@ def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
         img.unmount()
     finally:
         img.close()
+
+
+def test_writeback_sync_and_direct_write_through(f2fs_fuse, tmp_path):
+    """O_SYNC, O_DSYNC and O_DIRECT writes bypass the page cache (their
+    fsync follows, or the caller wants the device): nothing of them is
+    dirtied; one over a file's dirty pages writes those first, and the file
+    reads as the writes were made."""
+    import mmap
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB + ["io_stats"])
+    try:
+        p = img.mount()
+        for name, flag in (("s", os.O_SYNC), ("d", os.O_DSYNC)):
+            fd = os.open(os.path.join(p, name), os.O_WRONLY | os.O_CREAT | flag, 0o644)
+            try:
+                for i in range(4):
+                    os.write(fd, blob(MiB, i))
+            finally:
+                os.close(fd)
+        f = os.path.join(p, "mix")
+        model = bytearray(blob(MiB, 7))
+        with open(f, "wb") as g:                     # dirty pages
+            g.write(model)
+        fd = os.open(f, os.O_WRONLY | os.O_DIRECT)
+        try:
+            buf = mmap.mmap(-1, 256 * 1024)          # aligned for O_DIRECT
+            buf.write(blob(256 * 1024, 8))
+            assert os.pwrite(fd, buf, 128 * 1024) == 256 * 1024
+            model[128 * 1024:384 * 1024] = blob(256 * 1024, 8)
+        finally:
+            os.close(fd)
+        assert daemon_read(f) == bytes(model)
+        for name in ("s", "d"):
+            assert daemon_read(os.path.join(p, name)) == b"".join(blob(MiB, i) for i in range(4))
+        st = img.unmount().stderr()
+        dirtied = int(re.search(r"(\d+) pages dirtied", st).group(1))
+        assert dirtied == MiB // BLK, st             # the buffered write's only
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "mix")) == bytes(model)
+        img.unmount()
+    finally:
+        img.close()
