@@ -11,8 +11,11 @@
  * the kernel's WB_SYNC_NONE), so that all its dirty pages land in one run.
  *
  * What writes an inode back: every change to it other than write(2)
- * (f2fs_begin_op: fsync, setattr and truncation, fallocate, ioctls, xattrs,
- * so each of them sees the file as on disk), the dirty limit (the writer
+ * (f2fs_begin_op: fsync, fallocate, ioctls, xattrs, so each of them sees
+ * the file as on disk; a truncation instead drops the pages past the new
+ * size, f2fs_truncate_pages, and other attribute changes leave them), a
+ * write that must reach the device (F2FS_WRITE_THROUGH: O_SYNC, O_DSYNC,
+ * O_DIRECT, which then bypasses the cache), the dirty limit (the writer
  * writes its own inode back), the flusher (fuse/writeback.c: the oldest
  * inode once it is older than the expire or the cache is past half its
  * limit), checkpoints, unmount, a full-sync shutdown and key removal
