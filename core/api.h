@@ -103,7 +103,7 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, ch
 #define F2FS_DEFAULT_DIRTY_BYTES (64u << 20)
 #define F2FS_DEFAULT_DIRTY_EXPIRE_MS 1000
 #define F2FS_DEFAULT_NODE_RA 1018	/* NIDS_PER_BLOCK: a whole indirect node */
-#define F2FS_DEFAULT_NODE_RA_DEPTH 4
+#define F2FS_DEFAULT_NODE_RA_DEPTH 8
 #define F2FS_DEFAULT_EXTENT_CACHE_SIZE (16u << 20)
 
 /* Open an image file or block device. */
@@ -200,6 +200,19 @@ typedef int (*f2fs_filldir_t)(void *ctx, const char *name, size_t len, uint32_t 
 			      unsigned int file_type, uint64_t next_off);
 int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t fill,
 		 void *ctx);
+
+/*
+ * Readdirplus: up to `max` entries from `off`, each with its inode's
+ * attributes (`st`), or NULL for "." and ".." and for an entry whose inode
+ * cannot be read (the lookup that follows reports it).  The batch's inodes
+ * are read ahead together, and the directory stays locked until each is
+ * read, so no entry is paired with an inode freed and reused meanwhile.
+ */
+typedef int (*f2fs_filldir_plus_t)(void *ctx, const char *name, size_t len, uint32_t ino,
+				   unsigned int file_type, uint64_t next_off,
+				   const struct f2fs_stat *st);
+int f2fs_readdir_plus(struct f2fs_sb *sb, uint32_t dir, uint64_t off, uint32_t max,
+		      f2fs_filldir_plus_t fill, void *ctx);
 
 ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint64_t off);
 

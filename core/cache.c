@@ -24,7 +24,8 @@ struct cache_entry {
 struct cache_shard {
 	pthread_mutex_t lock;
 	struct cache_entry **hash;
-	uint32_t hash_size;			/* power of two */
+	uint32_t hash_size;			/* power of two, 1 << hash_bits */
+	uint32_t hash_bits;
 	struct cache_entry *head, *tail;
 	uint32_t nr, max;
 	uint64_t hits, misses;
@@ -34,9 +35,15 @@ struct f2fs_cache {
 	struct cache_shard shard[CACHE_SHARDS];
 };
 
-static inline uint32_t hash_blk(uint32_t blkaddr)
+/*
+ * Fibonacci hashing, from the product's high bits: every address of a
+ * shard has the same low bits (the shard is blkaddr % CACHE_SHARDS), and
+ * the low bits of the product depend only on those, so masking them would
+ * leave all but 1/CACHE_SHARDS of the buckets empty.
+ */
+static inline uint32_t hash_blk(const struct cache_shard *s, uint32_t blkaddr)
 {
-	return blkaddr * 2654435761u;
+	return (blkaddr * 2654435761u) >> (32 - s->hash_bits);
 }
 
 static struct cache_shard *shard_of(struct f2fs_cache *c, uint32_t blkaddr)
@@ -56,13 +63,16 @@ struct f2fs_cache *f2fs_cache_create(size_t bytes)
 		per_shard = 4;
 	for (int i = 0; i < CACHE_SHARDS; i++) {
 		struct cache_shard *s = &c->shard[i];
-		uint32_t hs = 16;
+		uint32_t hs = 16, bits = 4;
 
-		while (hs < per_shard && hs < (1u << 20))
+		while (hs < per_shard && hs < (1u << 20)) {
 			hs <<= 1;
+			bits++;
+		}
 		pthread_mutex_init(&s->lock, NULL);
 		s->max = per_shard;
 		s->hash_size = hs;
+		s->hash_bits = bits;
 		s->hash = calloc(hs, sizeof(*s->hash));
 		if (!s->hash) {
 			f2fs_cache_destroy(c);
@@ -118,7 +128,7 @@ static void lru_push_head(struct cache_shard *s, struct cache_entry *e)
 
 static struct cache_entry **find_slot(struct cache_shard *s, uint32_t blkaddr)
 {
-	struct cache_entry **pp = &s->hash[hash_blk(blkaddr) & (s->hash_size - 1)];
+	struct cache_entry **pp = &s->hash[hash_blk(s, blkaddr)];
 
 	while (*pp && (*pp)->blkaddr != blkaddr)
 		pp = &(*pp)->hnext;

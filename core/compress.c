@@ -24,10 +24,14 @@
  * (lz4 and lz4hc write the same format), libzstd, liblzo2, and lzorle.c for
  * the kernel's lzo-rle, which liblzo2 cannot read.
  *
- * A reader decompresses whole clusters: straight into the caller's buffer
- * when the read covers the cluster, otherwise into a scratch buffer whose
- * cluster stays cached in the inode (until its last close) for the reads
- * that follow it through the same cluster; every cluster write drops it.
+ * A reader takes the clusters of one direct node at a time: one node
+ * lookup, every block they need from the device in one plug (a sequential
+ * writer's clusters lie one after the other, so a 1 MiB read of them is
+ * one device read, not one per cluster), then each cluster decompressed
+ * straight into the caller's buffer when the read covers it, otherwise
+ * into a scratch buffer whose cluster stays cached in the inode (until its
+ * last close) for the reads that follow it through the same cluster;
+ * every cluster write drops it.
  *
  * A writer hands f2fs_write_cluster one whole cluster, as the kernel's
  * writeback does (f2fs_write_multi_pages): compressed when the policy
@@ -62,6 +66,11 @@
 #define LZ4HC_MIN_LEVEL		3	/* LZ4HC_CLEVEL_MIN */
 #define LZ4HC_MAX_LEVEL		12	/* LZ4HC_CLEVEL_MAX */
 #define MAX_IDLE_DICS		4
+#define BATCH_SLOTS		1024	/* >= a direct node's address slots */
+#define MAX_BATCH_CLUSTERS	256	/* >= a direct node's clusters */
+
+struct read_seg;
+struct read_clu;
 
 /* A decompression context with its buffers (the kernel's decompress_io_ctx). */
 struct f2fs_dic {
@@ -76,6 +85,11 @@ struct f2fs_dic {
 	void *wrkmem;			/* liblzo2's dictionary, lz4's state */
 	size_t wrkmem_bytes;
 	ZSTD_CCtx *zc;
+	/* a read's batch (read_batch) */
+	struct f2fs_plug *plug;
+	struct read_seg *segs;
+	struct read_clu *clus;
+	struct dnode_of_data *dn;
 };
 
 struct f2fs_compress_pool {
@@ -360,6 +374,10 @@ static void free_dic(struct f2fs_dic *dic)
 	free(dic->rbuf);
 	free(dic->obuf);
 	free(dic->wrkmem);
+	free(dic->plug);
+	free(dic->segs);
+	free(dic->clus);
+	free(dic->dn);
 	free(dic);
 }
 
@@ -563,20 +581,18 @@ static int bad_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t st
 }
 
 /*
- * Decompress the cluster starting at file block start, whose slots are
- * addrs (addrs[0] == COMPRESS_ADDR), into out (the whole cluster).
+ * f2fs_sanity_check_cluster for a cluster whose slot 0 is COMPRESS_ADDR:
+ * data blocks, then only reservations or holes.  The number of compressed
+ * blocks, or -EIO.
  */
-static int decompress_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
-			      const struct fscrypt_inode_info *ci, uint32_t start,
-			      const uint32_t *addrs, struct f2fs_dic *dic, uint8_t *out)
+static int compressed_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
+			     const uint32_t *addrs)
 {
 	const uint32_t cs = 1u << inode->log_cluster_size;
-	uint32_t nr = 0, clen, i;
+	uint32_t nr = 0;
 	bool ended = false;
-	int err;
 
-	/* f2fs_sanity_check_cluster: data blocks, then only reservations or holes */
-	for (i = 1; i < cs; i++) {
+	for (uint32_t i = 1; i < cs; i++) {
 		if (addrs[i] == COMPRESS_ADDR)
 			return bad_cluster(sb, inode, start, "a second COMPRESS_ADDR");
 		if (!is_data_addr(addrs[i])) {
@@ -589,31 +605,24 @@ static int decompress_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			return bad_cluster(sb, inode, start, "a block outside the main area");
 		nr++;
 	}
-	if (!nr)
-		return bad_cluster(sb, inode, start, "no compressed blocks");
-	err = reserve_blocks(&dic->cbuf, &dic->cbuf_blocks, nr);
-	if (err)
-		return err;
-	for (i = 0; i < nr;) {
-		uint32_t run = 1;
+	return nr ? (int)nr : bad_cluster(sb, inode, start, "no compressed blocks");
+}
 
-		while (i + run < nr && addrs[1 + i + run] == addrs[1 + i] + run)
-			run++;
-		err = f2fs_read_mapped(sb, ci, addrs[1 + i], start + 1 + i, 0,
-				       (size_t)run * F2FS_BLKSIZE, dic->cbuf + (size_t)i * F2FS_BLKSIZE);
-		if (err)
-			return err;
-		i += run;
-	}
-	clen = get_le32(dic->cbuf + COMPRESS_DATA_CLEN);
+/* The cluster at file block start from its nr compressed blocks at cbuf into out. */
+static int decompress_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t start,
+			     const uint8_t *cbuf, uint32_t nr, struct f2fs_dic *dic, uint8_t *out)
+{
+	const size_t rlen = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
+	uint32_t clen = get_le32(cbuf + COMPRESS_DATA_CLEN);
+	int err;
+
 	if (clen > (size_t)nr * F2FS_BLKSIZE - COMPRESS_DATA_HDR)
 		return bad_cluster(sb, inode, start, "compressed length beyond its blocks");
 	if ((inode->compress_flag & COMPRESS_CHKSUM) &&
-	    f2fs_chksum(dic->cbuf + COMPRESS_DATA_HDR, clen) !=
-	    get_le32(dic->cbuf + COMPRESS_DATA_CHKSUM))
+	    f2fs_chksum(cbuf + COMPRESS_DATA_HDR, clen) != get_le32(cbuf + COMPRESS_DATA_CHKSUM))
 		return bad_cluster(sb, inode, start, "checksum mismatch");
-	err = f2fs_decompress(dic, inode->compress_algorithm, dic->cbuf + COMPRESS_DATA_HDR, clen,
-			      out, (size_t)cs * F2FS_BLKSIZE);
+	err = f2fs_decompress(dic, inode->compress_algorithm, cbuf + COMPRESS_DATA_HDR, clen, out,
+			      rlen);
 	if (err == -EIO)
 		return bad_cluster(sb, inode, start, "the data does not decompress to a cluster");
 	return err;
@@ -660,6 +669,232 @@ static int read_raw(struct f2fs_sb *sb, struct f2fs_inode *inode,
 }
 
 /*
+ * A read's batch: the clusters of one direct node that the read covers.
+ * Every block they need from the device (the compressed blocks, and the
+ * whole blocks of raw clusters) goes into one plug, so that blocks laid
+ * out one after the other, as a sequential writer leaves them, become one
+ * device read however many clusters they belong to; then each segment is
+ * decrypted with its own DUNs and each compressed cluster decompressed,
+ * straight into the caller's buffer when the read covers it.
+ */
+struct read_seg {
+	uint8_t *buf;
+	uint32_t lblk;			/* the first block's DUN */
+	uint32_t nr;
+};
+
+struct read_clu {
+	uint32_t start;			/* file block */
+	uint32_t cofs;			/* its compressed blocks' place in cbuf, in blocks */
+	uint32_t nr;			/* compressed blocks; 0: raw, read already */
+	uint32_t cluster;
+	size_t in, n;			/* the bytes of it the read wants */
+	uint8_t *dst;
+};
+
+/* The buffers one batch needs: at most a direct node's slots of everything. */
+static int batch_buffers(struct f2fs_dic *dic)
+{
+	if (!dic->plug && !(dic->plug = malloc(sizeof(*dic->plug))))
+		return -ENOMEM;
+	if (!dic->segs && !(dic->segs = malloc(BATCH_SLOTS * sizeof(*dic->segs))))
+		return -ENOMEM;
+	if (!dic->clus && !(dic->clus = malloc(BATCH_SLOTS * sizeof(*dic->clus))))
+		return -ENOMEM;
+	if (!dic->dn && !(dic->dn = f2fs_alloc_blocks((sizeof(*dic->dn) + F2FS_BLKSIZE - 1) /
+						      F2FS_BLKSIZE)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int queue_read(struct f2fs_dic *dic, uint32_t *nseg, uint32_t pblk, uint32_t lblk,
+		      uint32_t nr, uint8_t *buf)
+{
+	struct iovec iov = { buf, (size_t)nr * F2FS_BLKSIZE };
+	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .blkaddr = pblk, .nr_blocks = nr,
+				.iov = &iov, .iovcnt = 1 };
+
+	dic->segs[(*nseg)++] = (struct read_seg){ buf, lblk, nr };
+	return f2fs_plug_add(dic->plug, &bio);
+}
+
+/* Queue runs of consecutive addresses of slots addrs[0..n), file blocks lblk.. */
+static int queue_runs(struct f2fs_dic *dic, uint32_t *nseg, const uint32_t *addrs, uint32_t n,
+		      uint32_t lblk, uint8_t *buf)
+{
+	for (uint32_t i = 0; i < n;) {
+		uint32_t run = 1;
+		int err;
+
+		while (i + run < n && addrs[i + run] == addrs[i] + run)
+			run++;
+		err = queue_read(dic, nseg, addrs[i], lblk + i, run, buf + (size_t)i * F2FS_BLKSIZE);
+		if (err)
+			return err;
+		i += run;
+	}
+	return 0;
+}
+
+/* fscrypt_decrypt_bio, segment by segment: each keeps its own DUNs. */
+static int decrypt_segs(const struct fscrypt_inode_info *ci, const struct read_seg *segs,
+			uint32_t nseg)
+{
+	for (uint32_t s = 0; s < nseg; s++) {
+		uint64_t lblk = segs[s].lblk;
+		uint8_t *buf = segs[s].buf;
+
+		for (uint32_t left = segs[s].nr; left;) {
+			uint32_t n = f2fs_crypt_limit_blocks(ci, lblk, left);
+			struct f2fs_crypt_ctx cc;
+			int err;
+
+			f2fs_crypt_ctx(ci, lblk, &cc);
+			err = cc.ops->decrypt(cc.key, cc.dun, buf, n);
+			if (err)
+				return err;
+			buf += (size_t)n * F2FS_BLKSIZE;
+			lblk += n;
+			left -= n;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read [pos, pos + len) (inside i_size, clusters from the one at pos on)
+ * from the clusters of one direct node; *done says how many bytes.
+ */
+static int read_batch(struct f2fs_sb *sb, struct f2fs_inode *inode,
+		      const struct fscrypt_inode_info *ci, struct f2fs_dic *dic, uint8_t *dst,
+		      size_t len, uint64_t pos, size_t *done)
+{
+	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
+	const size_t cbytes = (size_t)cs * F2FS_BLKSIZE;
+	const uint32_t first = (uint32_t)(pos / cbytes);
+	struct dnode_of_data *dn = dic->dn;
+	uint32_t nclu = 0, nseg = 0, cblocks = 0, want, c;
+	size_t got = 0;
+	int err, ferr;
+
+	*done = 0;
+	if ((uint64_t)(first + 1) << log > f2fs_max_file_blocks(inode)) {
+		memset(dst, 0, len);
+		*done = len;
+		return 0;
+	}
+	err = f2fs_get_dnode_of_data(sb, inode, first << log, LOOKUP_NODE, dn);
+	if (err == -ENOENT) {
+		/* a missing node: holes to the end of its subtree */
+		uint64_t hole = dn->hole_blocks * F2FS_BLKSIZE - (pos - ((uint64_t)first << log) *
+								 F2FS_BLKSIZE);
+
+		*done = (size_t)F2FS_MIN((uint64_t)len, hole);
+		memset(dst, 0, *done);
+		return 0;
+	}
+	if (err)
+		return err;
+	if (dn->ofs_in_node + cs > dn->naddrs || dn->naddrs > BATCH_SLOTS)
+		return f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, first);
+	want = (uint32_t)((pos % cbytes + len + cbytes - 1) / cbytes);
+	want = F2FS_MIN(want, (dn->naddrs - dn->ofs_in_node) >> log);
+	f2fs_plug_init(dic->plug, sb->dev);
+	/* plan: the compressed blocks' place in cbuf, raw clusters' blocks straight to dst */
+	for (c = 0; c < want && !err; c++) {
+		struct read_clu *rc = &dic->clus[nclu];
+		uint32_t addrs[MAX_CLUSTER_BLOCKS];
+		uint64_t cpos = pos + got;
+		size_t in = (size_t)(cpos % cbytes), n = F2FS_MIN(cbytes - in, len - got);
+		int nr;
+
+		for (uint32_t i = 0; i < cs; i++)
+			addrs[i] = get_le32(dn->addrs + 4 * (dn->ofs_in_node + (c << log) + i));
+		*rc = (struct read_clu){ .start = (first + c) << log, .cluster = first + c,
+					 .in = in, .n = n, .dst = dst + got };
+		got += n;
+		if (n < cbytes && cache_read(inode, rc->cluster, in, n, rc->dst))
+			continue;
+		if (addrs[0] != COMPRESS_ADDR) {
+			/* whole blocks of a raw cluster join the batch, a partial one reads alone */
+			bool whole = !(in % F2FS_BLKSIZE) && !(n % F2FS_BLKSIZE);
+			uint32_t b0 = (uint32_t)(in / F2FS_BLKSIZE), nb = (uint32_t)(n / F2FS_BLKSIZE);
+
+			for (uint32_t i = b0; whole && i < b0 + nb; i++)
+				whole = is_hole(addrs[i]) || (is_data_addr(addrs[i]) &&
+							     f2fs_valid_main_blkaddr(sb, addrs[i]));
+			if (!whole) {
+				err = read_raw(sb, inode, ci, rc->start, addrs, in, n, rc->dst);
+				continue;
+			}
+			for (uint32_t i = b0; i < b0 + nb && !err;) {
+				uint32_t run = 1;
+
+				if (is_hole(addrs[i])) {
+					while (i + run < b0 + nb && is_hole(addrs[i + run]))
+						run++;
+					memset(rc->dst + (size_t)(i - b0) * F2FS_BLKSIZE, 0,
+					       (size_t)run * F2FS_BLKSIZE);
+				} else {
+					while (i + run < b0 + nb && addrs[i + run] == addrs[i] + run)
+						run++;
+					err = queue_read(dic, &nseg, addrs[i], rc->start + i, run,
+							 rc->dst + (size_t)(i - b0) * F2FS_BLKSIZE);
+				}
+				i += run;
+			}
+			continue;
+		}
+		nr = compressed_blocks(sb, inode, rc->start, addrs);
+		if (nr < 0) {
+			err = nr;
+			break;
+		}
+		rc->nr = (uint32_t)nr;
+		rc->cofs = cblocks;
+		cblocks += rc->nr;
+		nclu++;
+	}
+	/* the compressed blocks' buffer, now that its size is known */
+	if (!err)
+		err = reserve_blocks(&dic->cbuf, &dic->cbuf_blocks, F2FS_MAX(cblocks, 1u));
+	for (uint32_t i = 0; i < nclu && !err; i++) {
+		struct read_clu *rc = &dic->clus[i];
+		uint32_t addrs[MAX_CLUSTER_BLOCKS];
+
+		for (uint32_t k = 0; k < rc->nr; k++)
+			addrs[k] = get_le32(dn->addrs + 4 * (dn->ofs_in_node + (rc->start - (first << log)) +
+							    1 + k));
+		err = queue_runs(dic, &nseg, addrs, rc->nr, rc->start + 1,
+				 dic->cbuf + (size_t)rc->cofs * F2FS_BLKSIZE);
+	}
+	ferr = f2fs_plug_flush(dic->plug);
+	if (!err)
+		err = ferr;
+	if (!err && ci)
+		err = decrypt_segs(ci, dic->segs, nseg);
+	for (uint32_t i = 0; i < nclu && !err; i++) {
+		struct read_clu *rc = &dic->clus[i];
+		const uint8_t *cb = dic->cbuf + (size_t)rc->cofs * F2FS_BLKSIZE;
+
+		if (rc->n == cbytes) {
+			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, rc->dst);
+			continue;
+		}
+		err = reserve_blocks(&dic->rbuf, &dic->rbuf_blocks, cs);
+		if (!err)
+			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, dic->rbuf);
+		if (!err) {
+			memcpy(rc->dst, dic->rbuf + rc->in, rc->n);
+			cache_keep(inode, rc->cluster, dic);
+		}
+	}
+	if (!err)
+		*done = got;
+	return err;
+}
+
+/*
  * f2fs_file_read for a compressed file: len bytes at off, all inside
  * i_size.  ci is the key when the file is encrypted.
  */
@@ -667,42 +902,14 @@ ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			     const struct fscrypt_inode_info *ci, uint8_t *dst, size_t len,
 			     uint64_t off)
 {
-	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
-	const size_t cbytes = (size_t)cs * F2FS_BLKSIZE;
-	uint32_t addrs[MAX_CLUSTER_BLOCKS];
-	struct f2fs_dic *dic = NULL;
+	struct f2fs_dic *dic = get_dic(sb);
 	size_t done = 0;
-	int err = 0;
+	int err = dic ? batch_buffers(dic) : -ENOMEM;
 
-	while (done < len) {
-		uint64_t pos = off + done;
-		uint32_t cluster = (uint32_t)(pos / cbytes), start = cluster << log;
-		size_t in = (size_t)(pos % cbytes), n = F2FS_MIN(cbytes - in, len - done);
+	while (!err && done < len) {
+		size_t n;
 
-		if (cache_read(inode, cluster, in, n, dst + done)) {
-			done += n;
-			continue;
-		}
-		err = f2fs_get_cluster_addrs(sb, inode, start, addrs, cs);
-		if (err)
-			break;
-		if (addrs[0] != COMPRESS_ADDR) {
-			err = read_raw(sb, inode, ci, start, addrs, in, n, dst + done);
-		} else if (!dic && !(dic = get_dic(sb))) {
-			err = -ENOMEM;
-		} else if (n == cbytes) {
-			err = decompress_cluster(sb, inode, ci, start, addrs, dic, dst + done);
-		} else {
-			err = reserve_blocks(&dic->rbuf, &dic->rbuf_blocks, cs);
-			if (!err)
-				err = decompress_cluster(sb, inode, ci, start, addrs, dic, dic->rbuf);
-			if (!err) {
-				memcpy(dst + done, dic->rbuf + in, n);
-				cache_keep(inode, cluster, dic);
-			}
-		}
-		if (err)
-			break;
+		err = read_batch(sb, inode, ci, dic, dst + done, len - done, off + done, &n);
 		done += n;
 	}
 	put_dic(sb, dic);
@@ -713,32 +920,21 @@ ssize_t f2fs_read_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 /* ======================= writing clusters ======================= */
 
 /*
- * f2fs_compress_pages: compress the cluster at src into dic->obuf as the
- * on-disk header and data, zero-padded to whole blocks.  Returns the
- * number of blocks, or 0 when the cluster does not save at least one block
- * (the kernel's rule: clen may not exceed cluster_size - 1 blocks less the
- * header), and the cluster goes raw.
+ * f2fs_compress_pages: compress the cluster at src into h as the on-disk
+ * header and data, zero-padded to whole blocks; h has room for
+ * cluster_out_bytes.  Returns the number of blocks, or 0 when the cluster
+ * does not save at least one block (the kernel's rule: clen may not exceed
+ * cluster_size - 1 blocks less the header), and the cluster goes raw.
  */
-static int compress_cluster(struct f2fs_inode *inode, struct f2fs_dic *dic, const uint8_t *src)
+static int compress_cluster(struct f2fs_inode *inode, struct f2fs_dic *dic, const uint8_t *src,
+			    uint8_t *h)
 {
 	const struct f2fs_compress_ops *ops = &compress_ops[inode->compress_algorithm];
-	const uint32_t cs = 1u << inode->log_cluster_size;
-	const size_t rlen = (size_t)cs * F2FS_BLKSIZE;
+	const size_t rlen = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
 	const size_t max_len = rlen - F2FS_BLKSIZE - COMPRESS_DATA_HDR;
-	size_t need = (COMPRESS_DATA_HDR + ops->bound(rlen) + F2FS_BLKSIZE - 1) & ~(size_t)(F2FS_BLKSIZE - 1);
 	uint32_t nr;
 	ssize_t clen;
-	uint8_t *h;
 
-	if (dic->obuf_bytes < need) {
-		h = f2fs_alloc_blocks((uint32_t)(need / F2FS_BLKSIZE));
-		if (!h)
-			return -ENOMEM;
-		free(dic->obuf);
-		dic->obuf = h;
-		dic->obuf_bytes = need;
-	}
-	h = dic->obuf;
 	clen = ops->compress(dic, inode->compress_flag >> COMPRESS_LEVEL_OFFSET, src, rlen,
 			     h + COMPRESS_DATA_HDR, max_len);
 	if (clen == -E2BIG)
@@ -755,6 +951,15 @@ static int compress_cluster(struct f2fs_inode *inode, struct f2fs_dic *dic, cons
 	memset(h + COMPRESS_DATA_HDR + clen, 0,
 	       (size_t)nr * F2FS_BLKSIZE - COMPRESS_DATA_HDR - (size_t)clen);
 	return (int)nr;
+}
+
+/* What compress_cluster may write: the header and the codec's worst case, in whole blocks. */
+static size_t cluster_out_bytes(const struct f2fs_inode *inode)
+{
+	const size_t rlen = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
+
+	return (COMPRESS_DATA_HDR + compress_ops[inode->compress_algorithm].bound(rlen) +
+		F2FS_BLKSIZE - 1) & ~(size_t)(F2FS_BLKSIZE - 1);
 }
 
 static bool is_valid_data(uint32_t a)
@@ -779,60 +984,31 @@ static int queue_block(struct f2fs_plug *plug, const struct fscrypt_inode_info *
 }
 
 /*
- * Write one cluster (f2fs_write_multi_pages): data holds the whole
- * cluster, of which the first valid pages lie inside i_size.  A full
- * cluster the policy lets compress, and that saves a block, becomes
- * COMPRESS_ADDR, its compressed blocks and NEW_ADDR for the rest (the
- * kernel keeps the whole cluster reserved for the next rewrite); any other
- * goes raw, page by page.  Every block goes to a new place; the old ones
- * are invalidated.  i_blocks counts every slot that is not NULL_ADDR,
- * i_compr_blocks the blocks each compressed cluster saves.  The caller
- * holds the inode's write lock and marks the inode dirty.
+ * One cluster of dn, at its slot ofs (f2fs_write_multi_pages): data holds
+ * the whole cluster, of which the first valid pages lie inside i_size; nr
+ * > 0: data is compressed, its nr blocks at cdata.  A compressed cluster
+ * becomes COMPRESS_ADDR, its compressed blocks and NEW_ADDR for the rest
+ * (the kernel keeps the whole cluster reserved for the next rewrite); a
+ * raw one its valid pages.  Every block goes to a new place, queued on
+ * plug; the old ones are invalidated.  i_blocks counts every slot that is
+ * not NULL_ADDR, i_compr_blocks the blocks each compressed cluster saves.
+ * Returns an error that left the cluster as it was (space, quota); a
+ * request that failed once the blocks were taken goes to *ioerr.
  */
-int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
-		       const struct fscrypt_inode_info *ci, uint32_t cluster, const uint8_t *data,
-		       uint32_t valid, bool may_compress)
+static int write_cluster_at(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			    const struct fscrypt_inode_info *ci, struct dnode_of_data *dn, uint32_t ofs,
+			    uint32_t start, const uint8_t *data, uint32_t valid, uint32_t nr,
+			    const uint8_t *cdata, struct f2fs_plug *plug, int *ioerr)
 {
-	const uint32_t cs = 1u << inode->log_cluster_size, start = cluster << inode->log_cluster_size;
+	const uint32_t cs = 1u << inode->log_cluster_size;
 	const int type = CURSEG_COLD_DATA;
-	struct dnode_of_data *dn = NULL;
-	struct f2fs_plug *plug = NULL;
-	struct f2fs_dic *dic = NULL;
 	uint32_t old[MAX_CLUSTER_BLOCKS], fresh[MAX_CLUSTER_BLOCKS];
-	uint32_t nr = 0, nwrite, need = 0, old_nr = 0, got = 0, i;
+	uint32_t nwrite, need = 0, old_nr = 0, got = 0, i;
+	uint8_t *addrs = dn->addrs + 4 * ofs;
 	const uint8_t *src;
-	uint8_t *addrs;
 	bool was_compressed;
-	int err, ferr;
+	int err = 0;
 
-	if (!valid || valid > cs)
-		return -EINVAL;
-	if ((uint64_t)start + cs > f2fs_max_file_blocks(inode))
-		return -EFBIG;
-	if (may_compress && valid == cs) {
-		dic = get_dic(sb);
-		if (!dic)
-			return -ENOMEM;
-		err = compress_cluster(inode, dic, data);
-		if (err < 0)
-			goto out;
-		nr = (uint32_t)err;
-	}
-	dn = f2fs_alloc_blocks((sizeof(*dn) + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
-	plug = malloc(sizeof(*plug));
-	if (!dn || !plug) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = f2fs_get_dnode_of_data(sb, inode, start, ALLOC_NODE, dn);
-	if (err)
-		goto out;
-	if (dn->ofs_in_node + cs > dn->naddrs) {
-		f2fs_put_dnode(sb, dn);
-		err = f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, cluster);
-		goto out;
-	}
-	addrs = dn->addrs + 4 * dn->ofs_in_node;
 	for (i = 0; i < cs; i++)
 		old[i] = get_le32(addrs + 4 * i);
 	was_compressed = old[0] == COMPRESS_ADDR;
@@ -849,17 +1025,15 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		if (err)
 			f2fs_dquot_free_block(sb, inode, need);
 	}
-	if (err) {
-		f2fs_put_dnode(sb, dn);
-		goto out;
-	}
+	if (err)
+		return err;
 	/* every new address first, so that a failure changes no slot; one run
 	 * unless the segment ends (the slots written are consecutive) */
 	for (got = 0; got < nwrite;) {
-		uint16_t ofs = (uint16_t)(dn->ofs_in_node + (nr ? 1 + got : got));
+		uint16_t o = (uint16_t)(ofs + (nr ? 1 + got : got));
 		uint32_t a, n;
 
-		err = f2fs_allocate_run(sb, type, dn->nid, dn->version, ofs, nwrite - got, &a, &n);
+		err = f2fs_allocate_run(sb, type, dn->nid, dn->version, o, nwrite - got, &a, &n);
 		if (err)
 			break;
 		for (uint32_t j = 0; j < n; j++)
@@ -870,17 +1044,13 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			f2fs_invalidate_block(sb, fresh[--got]);
 		f2fs_add_valid_blocks(sb, -(int64_t)need);
 		f2fs_dquot_free_block(sb, inode, need);
-		f2fs_put_dnode(sb, dn);
-		goto out;
+		return err;
 	}
-	f2fs_plug_init(plug, sb->dev);
-	src = nr ? dic->obuf : data;
-	for (i = 0; i < nwrite && !err; i++)
-		err = queue_block(plug, ci, fresh[i], start + (nr ? 1 + i : i),
-				  src + (size_t)i * F2FS_BLKSIZE);
-	ferr = f2fs_plug_flush(plug);
-	if (!err)
-		err = ferr;
+	src = nr ? cdata : data;
+	for (i = 0; i < nwrite && !*ioerr; i++)
+		*ioerr = queue_block(plug, ci, fresh[i], start + (nr ? 1 + i : i),
+				     src + (size_t)i * F2FS_BLKSIZE);
+	/* the slots change even if a request failed (*ioerr): its blocks are taken */
 	for (i = 0; i < cs; i++) {
 		uint32_t a = old[i], next;
 
@@ -907,19 +1077,127 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		inode->compr_blocks -= cs - old_nr;
 	if (nr)
 		inode->compr_blocks += cs - nr;
-	{
-		int perr = f2fs_put_dnode(sb, dn);
+	return 0;
+}
 
+static int reserve_bytes(uint8_t **buf, size_t *have, size_t want)
+{
+	uint8_t *b;
+
+	if (*have >= want)
+		return 0;
+	b = f2fs_alloc_blocks(want / F2FS_BLKSIZE);
+	if (!b)
+		return -ENOMEM;
+	free(*buf);
+	*buf = b;
+	*have = want;
+	return 0;
+}
+
+/*
+ * Write n whole clusters from cluster on, data[i] the i-th (the kernel's
+ * writeback of a run of dirty clusters), the last with valid pages inside
+ * i_size, the others full.  The clusters of one direct node go together:
+ * one node lookup, each compressed into one buffer, their blocks taken in
+ * turn from the log and queued on one plug, so that a sequential write is
+ * one device request per node, not one per cluster.  *done counts the
+ * clusters that got their blocks (a short write: out of space part way).
+ * The caller holds the inode's write lock (and the writepages lock, which
+ * keeps the runs of the clusters together) and marks the inode dirty.
+ */
+int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t cluster, uint32_t n,
+			const uint8_t *const *data, uint32_t valid, bool may_compress,
+			uint32_t *done)
+{
+	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
+	const size_t out = cluster_out_bytes(inode);
+	struct f2fs_dic *dic = get_dic(sb);
+	struct dnode_of_data *dn;
+	uint32_t nrs[MAX_BATCH_CLUSTERS];
+	size_t cofs[MAX_BATCH_CLUSTERS];
+	int err = dic ? batch_buffers(dic) : -ENOMEM;
+
+	*done = 0;
+	if (!err && (!valid || valid > cs))
+		err = -EINVAL;
+	if (err)
+		goto out;
+	dn = dic->dn;
+	while (*done < n && !err) {
+		uint32_t c0 = cluster + *done, start = c0 << log, k, i, base;
+		size_t used = 0;
+		int ferr, ioerr = 0;
+
+		if ((uint64_t)start + cs > f2fs_max_file_blocks(inode)) {
+			err = -EFBIG;
+			break;
+		}
+		err = f2fs_get_dnode_of_data(sb, inode, start, ALLOC_NODE, dn);
+		if (err)
+			break;
+		if (dn->ofs_in_node + cs > dn->naddrs) {
+			f2fs_put_dnode(sb, dn);
+			err = f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, c0);
+			break;
+		}
+		k = F2FS_MIN(n - *done, (dn->naddrs - dn->ofs_in_node) >> log);
+		k = F2FS_MIN(k, (uint32_t)MAX_BATCH_CLUSTERS);
+		/* compress them all first: each takes its blocks, the next starts after them */
+		err = reserve_bytes(&dic->obuf, &dic->obuf_bytes, (size_t)(k - 1) * cs * F2FS_BLKSIZE +
+				    out);
+		for (i = 0; i < k && !err; i++) {
+			uint32_t v = *done + i + 1 == n ? valid : cs;
+			int nr = 0;
+
+			if (may_compress && v == cs)
+				nr = compress_cluster(inode, dic, data[*done + i], dic->obuf + used);
+			if (nr < 0) {
+				err = nr;
+				break;
+			}
+			nrs[i] = (uint32_t)nr;
+			cofs[i] = used;
+			used += (size_t)nr * F2FS_BLKSIZE;
+		}
+		f2fs_plug_init(dic->plug, sb->dev);
+		base = *done;
+		for (i = 0; i < k && !err && !ioerr; i++) {
+			uint32_t v = base + i + 1 == n ? valid : cs;
+
+			err = write_cluster_at(sb, inode, ci, dn, dn->ofs_in_node + (i << log),
+					       (c0 + i) << log, data[base + i], v, nrs[i],
+					       dic->obuf + cofs[i], dic->plug, &ioerr);
+			/* a failed request still took the cluster's blocks */
+			if (!err)
+				++*done;
+		}
 		if (!err)
-			err = perr;
+			err = ioerr;
+		ferr = f2fs_put_dnode(sb, dn);
+		if (!err)
+			err = ferr;
+		/* the compressed blocks live in obuf: out before the next node reuses it */
+		ferr = f2fs_plug_flush(dic->plug);
+		if (!err)
+			err = ferr;
 	}
-	f2fs_drop_extent_cache(inode, start, cs);
+	f2fs_drop_extent_cache(inode, cluster << log, (n ? n : 1) << log);
 	f2fs_compress_drop_cache(inode);
 out:
 	put_dic(sb, dic);
-	free(dn);
-	free(plug);
 	return err;
+}
+
+/* One whole cluster; see f2fs_write_clusters. */
+int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
+		       const struct fscrypt_inode_info *ci, uint32_t cluster, const uint8_t *data,
+		       uint32_t valid, bool may_compress)
+{
+	uint32_t done;
+
+	return f2fs_write_clusters(sb, inode, ci, cluster, 1, &data, valid, may_compress, &done);
 }
 
 /* f2fs_need_compress_data: a whole cluster is compressed at writeback */
@@ -961,9 +1239,11 @@ static uint32_t pages_inside(const struct f2fs_inode *inode, uint32_t cluster, u
 }
 
 /*
- * write(2) to a compressed file: each cluster it touches is read (unless
- * covered whole), patched and written again by f2fs_write_cluster, which
- * is what writeback of a whole dirty cluster does.  *written says how many
+ * write(2) to a compressed file: the clusters it covers whole are
+ * compressed straight from the caller's buffer; a cluster it covers only
+ * in part (its first and last) is read, patched and written whole, which
+ * is what writeback of a dirty cluster does.  Up to MAX_BATCH_CLUSTERS
+ * clusters go to f2fs_write_clusters at a time.  *written says how many
  * bytes got there; inode->size follows them.
  */
 int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
@@ -973,39 +1253,54 @@ int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	const size_t cbytes = (size_t)F2FS_BLKSIZE << inode->log_cluster_size;
 	const uint64_t old_size = inode->size, end = off + len;
 	uint64_t new_size = F2FS_MAX(old_size, end), pos = off;
-	uint8_t *buf = NULL;
+	const uint8_t *data[MAX_BATCH_CLUSTERS];
+	uint8_t *edge[2] = { NULL, NULL };
 	int err = 0;
 
 	if (inode->inline_flags & F2FS_COMPRESS_RELEASED)
 		return -EPERM;
-	while (pos < end) {
-		uint32_t cluster = (uint32_t)(pos / cbytes);
-		uint64_t cstart = (uint64_t)cluster * cbytes;
-		size_t in = (size_t)(pos - cstart);
-		size_t n = (size_t)F2FS_MIN((uint64_t)(cbytes - in), end - pos);
-		const uint8_t *data = src + (pos - off);
-		uint32_t valid = pages_inside(inode, cluster, new_size);
+	while (pos < end && !err) {
+		uint32_t first = (uint32_t)(pos / cbytes), n = 0, done = 0, valid;
+		uint64_t upto = pos;
 
-		if (n < cbytes) {
-			if (!buf && !(buf = f2fs_alloc_blocks((uint32_t)(cbytes / F2FS_BLKSIZE)))) {
-				err = -ENOMEM;
-				break;
+		/* the batch: whole clusters from src, the edges patched in a buffer each */
+		while (n < MAX_BATCH_CLUSTERS && upto < end) {
+			uint64_t cstart = (uint64_t)(first + n) * cbytes;
+			size_t in = (size_t)(upto - cstart);
+			size_t k = (size_t)F2FS_MIN((uint64_t)(cbytes - in), end - upto);
+
+			if (k < cbytes) {
+				uint8_t **b = &edge[upto == pos ? 0 : 1];
+
+				if (!*b && !(*b = f2fs_alloc_blocks((uint32_t)(cbytes / F2FS_BLKSIZE)))) {
+					err = -ENOMEM;
+					break;
+				}
+				err = fill_cluster(sb, inode, ci, first + n, old_size, *b);
+				if (err)
+					break;
+				memcpy(*b + in, src + (upto - off), k);
+				data[n] = *b;
+			} else {
+				data[n] = src + (upto - off);
 			}
-			err = fill_cluster(sb, inode, ci, cluster, old_size, buf);
-			if (err)
-				break;
-			memcpy(buf + in, data, n);
-			data = buf;
+			n++;
+			upto += k;
 		}
-		err = f2fs_write_cluster(sb, inode, ci, cluster, data, valid,
-					 need_compress(sb, inode));
-		if (err)
+		if (!n)
 			break;
-		pos += n;
+		valid = pages_inside(inode, first + n - 1, new_size);
+		err = f2fs_write_clusters(sb, inode, ci, first, n, data, valid,
+					  need_compress(sb, inode), &done);
+		if (done)
+			pos = F2FS_MIN(end, (uint64_t)(first + done) * cbytes);
 		if (pos > inode->size)
 			inode->size = pos;
+		if (!err && done < n)
+			break;
 	}
-	free(buf);
+	free(edge[0]);
+	free(edge[1]);
 	*written = (size_t)(pos - off);
 	return err;
 }

@@ -308,14 +308,11 @@ void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk
 	touch(et, true);
 }
 
-/* Cut [start, end) out of the runs and the largest extent (tree locked). */
-static void remove_range(struct f2fs_extent_tree *et, uint64_t start, uint64_t end)
+/* Cut [start, end) out of the runs (tree locked). */
+static void remove_runs(struct f2fs_extent_tree *et, uint64_t start, uint64_t end)
 {
 	uint32_t i = search(et, start), j;
 
-	if (et->largest.len && start < (uint64_t)et->largest.fofs + et->largest.len &&
-	    end > et->largest.fofs)
-		et->largest.len = 0;
 	if (!et->nr)
 		return;
 	if (i < et->nr && et->ext[i].fofs < start) {
@@ -344,6 +341,39 @@ static void remove_range(struct f2fs_extent_tree *et, uint64_t start, uint64_t e
 	}
 	memmove(&et->ext[i], &et->ext[j], (et->nr - j) * sizeof(*et->ext));
 	et->nr -= j - i;
+}
+
+/* Cut [start, end) out of the runs and the largest extent (tree locked). */
+static void remove_range(struct f2fs_extent_tree *et, uint64_t start, uint64_t end)
+{
+	if (et->largest.len && start < (uint64_t)et->largest.fofs + et->largest.len &&
+	    end > et->largest.fofs)
+		et->largest.len = 0;
+	remove_runs(et, start, end);
+}
+
+/*
+ * A whole walk's runs (the precache): one lock and one charge for all of
+ * them.  Runs known already that overlap a new one are pieces of it (a
+ * remap cuts its range out first, so both describe the current mapping):
+ * they give way to it, where insert_locked would keep the pieces.
+ */
+void f2fs_extent_insert_runs(struct f2fs_extent_tree *et, const struct f2fs_extent *runs,
+			     uint32_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&et->lock);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct f2fs_extent *e = &runs[k];
+
+		if (!e->len)
+			continue;
+		remove_runs(et, e->fofs, (uint64_t)e->fofs + e->len);
+		insert_locked(et, e->fofs, e->blk, e->len);
+	}
+	pthread_mutex_unlock(&et->lock);
+	touch(et, true);
 }
 
 /*

@@ -278,6 +278,9 @@ void f2fs_extent_insert(struct f2fs_extent_tree *et, uint32_t fofs, uint32_t blk
 /* Learn the mapped runs of a direct node from its slot ofs_in_node (file block lblk) on. */
 struct dnode_of_data;
 void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn, uint32_t lblk);
+/* Learn runs[0..n) (ascending, disjoint) in one go; they replace runs they overlap. */
+void f2fs_extent_insert_runs(struct f2fs_extent_tree *et, const struct f2fs_extent *runs,
+			     uint32_t n);
 /* Blocks [fofs, fofs + len) are remapped: cut them out of the runs, and of i_ext. */
 struct f2fs_inode;
 void f2fs_drop_extent_cache(struct f2fs_inode *inode, uint64_t fofs, uint64_t len);
@@ -695,6 +698,13 @@ struct dnode_of_data {
 
 int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			   enum f2fs_dnode_mode mode, struct dnode_of_data *dn);
+/*
+ * Every direct node of an inode below file block end, and the inode's own
+ * slots, in file order, read a batch at a time (f2fs_walk_dnodes).
+ */
+typedef int (*f2fs_dnode_fn)(void *arg, uint64_t lblk, const uint8_t *addrs, uint32_t naddrs);
+int f2fs_walk_dnodes(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t end,
+		     f2fs_dnode_fn fn, void *arg);
 /* Queue a changed direct node for writing (nothing for the inode's own slots). */
 int f2fs_put_dnode(struct f2fs_sb *sb, struct dnode_of_data *dn);
 /* Free count data blocks (real or reserved) from dn's slot ofs_in_node on. */
@@ -822,12 +832,18 @@ size_t f2fs_compress_bound(unsigned int algorithm, size_t rlen);
 /* The codec table's number for a name ("lz4", "lzo-rle"), or -EINVAL. */
 int f2fs_compress_algorithm(const char *name);
 bool f2fs_compress_level_valid(unsigned int algorithm, unsigned int level);
-/* Write one whole cluster (data: 2^log_cluster_size blocks), the first
- * valid pages inside i_size; compressed when allowed and worth a block. */
+/* n whole clusters from cluster on (data[i] each: 2^log_cluster_size
+ * blocks), the last with valid pages inside i_size, each compressed when
+ * allowed and worth a block; *done: how many got their blocks. */
+int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			const struct fscrypt_inode_info *ci, uint32_t cluster, uint32_t n,
+			const uint8_t *const *data, uint32_t valid, bool may_compress,
+			uint32_t *done);
+/* One of them. */
 int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		       const struct fscrypt_inode_info *ci, uint32_t cluster, const uint8_t *data,
 		       uint32_t valid, bool may_compress);
-/* write(2) to a compressed file, cluster by cluster (read, patch, write). */
+/* write(2) to a compressed file: whole clusters from buf, partial ones read, patched, written. */
 int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			  const struct fscrypt_inode_info *ci, const uint8_t *src, size_t len,
 			  uint64_t off, size_t *written);
@@ -1125,6 +1141,10 @@ struct f2fs_sb {
 	uint32_t nr_cached_inodes, nr_unused_inodes, max_unused_inodes;
 	/* inode blocks (inode->node) and dirty node blocks */
 	struct f2fs_block_pool node_pool;
+	/* a node walk's batch buffer (NIDS_PER_BLOCK blocks), kept between
+	 * walks: 4 MiB mapped and faulted in afresh each time cost more than
+	 * the walk's own CPU (f2fs_walk_dnodes) */
+	_Atomic(uint8_t *) walk_buf;
 	/* random i_generation values drawn 64 at a time (icache_lock) */
 	uint32_t gen_pool[64];
 	uint32_t gen_left;

@@ -477,6 +477,248 @@ int f2fs_get_dnode_of_data(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_
 	return mode == ALLOC_NODE ? dnode_version(sb, dn) : 0;
 }
 
+/* ======================= walking every direct node ======================= */
+
+#define WALK_MAX_RUN 256	/* blocks per device request (1 MiB) */
+
+struct walk_read {
+	uint32_t addr, slot;
+};
+
+static int cmp_walk_read(const void *a, const void *b)
+{
+	uint32_t x = ((const struct walk_read *)a)->addr, y = ((const struct walk_read *)b)->addr;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One batch of a walk: nodes nids[0..n) of inode ino (node offsets
+ * ofs[0..n)) into slots of buf, nid 0 being a hole (slot left alone).
+ * Dirty and cached nodes are copied; the rest are read straight into their
+ * slots, sorted by address and neighbours coalesced into one scattered
+ * request each, several in flight.  They skip the block cache: a walk over
+ * a whole file reads each node once, and caching thousands of them would
+ * only push out what other readers use.  A block whose request failed or
+ * whose footer is not the one expected is read again by f2fs_get_node,
+ * which reports what is wrong.
+ */
+static int walk_fetch(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
+		      uint32_t n, uint8_t *buf)
+{
+	struct walk_read *rd = NULL;
+	struct f2fs_bio *bios = NULL;
+	struct iovec *iov = NULL;
+	int *errs = NULL, err = 0;
+	uint32_t m = 0, nb = 0, nreq = 0, nblk = 0;
+
+	if (!f2fs_node_ra_blocks(sb)) {
+		/* no read-ahead: one synchronous read per node, as without the walk */
+		for (uint32_t i = 0; i < n && !err; i++)
+			if (nids[i])
+				err = f2fs_get_node(sb, nids[i], ino, ofs[i], buf + (size_t)i * F2FS_BLKSIZE);
+		return err;
+	}
+	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
+	rd = malloc(n * sizeof(*rd));
+	if (!rd)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *blk = buf + (size_t)i * F2FS_BLKSIZE;
+		struct f2fs_node_info ni;
+
+		if (!nids[i])
+			continue;
+		if (dirty_lookup(sb, nids[i], blk)) {
+			err = f2fs_check_node_footer(sb, blk, nids[i], ino, ofs[i]);
+		} else if ((err = f2fs_get_node_info(sb, nids[i], &ni)) != 0) {
+			break;
+		} else if (ni.blkaddr == NULL_ADDR || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
+			   f2fs_cache_lookup(sb->cache, ni.blkaddr, blk)) {
+			/* bad addresses are f2fs_get_node's to report; cached ones are here */
+			err = f2fs_get_node(sb, nids[i], ino, ofs[i], blk);
+		} else {
+			rd[m++] = (struct walk_read){ ni.blkaddr, i };
+		}
+		if (err)
+			break;
+	}
+	if (err || !m)
+		goto out;
+	qsort(rd, m, sizeof(*rd), cmp_walk_read);
+	bios = calloc(m, sizeof(*bios));
+	iov = malloc(m * sizeof(*iov));
+	errs = calloc(m, sizeof(*errs));
+	if (!bios || !iov || !errs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t k = 0, v = 0; k < m;) {
+		uint32_t len = 0, first = v;
+
+		/* the same address twice (a corrupt NAT) is read once per slot; slots
+		 * side by side in buf take one iovec (nodes written in file order) */
+		do {
+			uint8_t *p = buf + (size_t)rd[k + len].slot * F2FS_BLKSIZE;
+
+			if (len && (uint8_t *)iov[v - 1].iov_base + iov[v - 1].iov_len == p)
+				iov[v - 1].iov_len += F2FS_BLKSIZE;
+			else
+				iov[v++] = (struct iovec){ p, F2FS_BLKSIZE };
+			len++;
+		} while (k + len < m && len < WALK_MAX_RUN && rd[k + len].addr == rd[k].addr + len);
+		bios[nb++] = (struct f2fs_bio){ .op = F2FS_BIO_READ, .blkaddr = rd[k].addr,
+						.nr_blocks = len, .iov = &iov[first],
+						.iovcnt = (int)(v - first) };
+		k += len;
+	}
+	f2fs_submit_bios(sb->dev, bios, errs, nb, f2fs_node_ra_depth(sb));
+	for (uint32_t r = 0, k = 0; r < nb && !err; r++) {
+		nreq += !errs[r];
+		for (uint32_t j = 0; j < bios[r].nr_blocks && !err; j++, k++) {
+			uint32_t s = rd[k].slot;
+			uint8_t *blk = buf + (size_t)s * F2FS_BLKSIZE;
+
+			nblk += !errs[r];
+			if (errs[r] || f2fs_node_nid(blk) != nids[s] || f2fs_node_ino(blk) != ino ||
+			    f2fs_node_ofs(blk) != ofs[s])
+				err = f2fs_get_node(sb, nids[s], ino, ofs[s], blk);
+		}
+	}
+	f2fs_stat_add(sb, node_ra_blocks, nblk);
+	f2fs_stat_add(sb, node_ra_requests, nreq);
+out:
+	free(rd);
+	free(bios);
+	free(iov);
+	free(errs);
+	return err;
+}
+
+struct dnode_walk {
+	struct f2fs_sb *sb;
+	struct f2fs_inode *inode;
+	uint64_t end;			/* file blocks past it are not visited */
+	f2fs_dnode_fn fn;
+	void *arg;
+	uint32_t batch;			/* nodes per fetch */
+	uint8_t *buf[2];		/* a batch of children, per height above direct */
+};
+
+/*
+ * The children of indirect node `parent` (node offset pofs, first file
+ * block start, its children `height` levels above the data: 1 = direct
+ * nodes, 2 = indirect ones), fetched a batch at a time.
+ */
+static int walk_children(struct dnode_walk *w, const uint8_t *parent, uint32_t pofs,
+			 uint64_t start, int height)
+{
+	uint64_t span = subtree_span(w->inode, height);
+	uint32_t nids[NIDS_PER_BLOCK], ofs[NIDS_PER_BLOCK], step = height == 1 ? 1 : NIDS_PER_BLOCK + 1;
+	uint8_t *buf = w->buf[height - 1];
+	int err = 0;
+
+	for (uint32_t i0 = 0; i0 < NIDS_PER_BLOCK && start + i0 * span < w->end && !err;
+	     i0 += w->batch) {
+		uint32_t n = 0;
+
+		while (i0 + n < NIDS_PER_BLOCK && n < w->batch && start + (i0 + n) * span < w->end) {
+			nids[n] = get_le32(parent + 4 * (i0 + n));
+			ofs[n] = pofs + 1 + (i0 + n) * step;
+			n++;
+		}
+		err = walk_fetch(w->sb, w->inode->ino, nids, ofs, n, buf);
+		for (uint32_t i = 0; i < n && !err; i++) {
+			const uint8_t *blk = buf + (size_t)i * F2FS_BLKSIZE;
+			uint64_t s = start + (i0 + i) * span;
+
+			if (!nids[i])
+				continue;
+			if (height == 1)
+				err = w->fn(w->arg, s, blk, f2fs_addrs_per_block(w->inode));
+			else
+				err = walk_children(w, blk, ofs[i], s, height - 1);
+		}
+	}
+	return err;
+}
+
+/*
+ * Visit every direct node of inode below file block end, and the inode's
+ * own slots, in file order: fn(arg, first file block, slots, slot count).
+ * Missing nodes are holes and not visited.  Unlike one
+ * f2fs_get_dnode_of_data per direct node, each indirect node is read once
+ * and its children a batch at a time (node_ra of them, sorted and
+ * coalesced, several requests in flight: the kernel's f2fs_ra_node_pages),
+ * decoded where they land.  The caller holds the inode's lock.
+ */
+int f2fs_walk_dnodes(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t end,
+		     f2fs_dnode_fn fn, void *arg)
+{
+	const uint32_t nofs[5] = { 1, 2, 3, 4 + NIDS_PER_BLOCK, 5 + 2 * NIDS_PER_BLOCK };
+	const int height[5] = { 0, 0, 1, 1, 2 };
+	struct dnode_walk w = { .sb = sb, .inode = inode, .end = end, .fn = fn, .arg = arg };
+	uint64_t start[5];
+	uint32_t nids[5];
+	uint8_t *top = NULL, *pool = NULL;
+	int err;
+
+	if (!end)
+		return 0;
+	err = fn(arg, 0, inode->node + I_ADDR + 4 * f2fs_addr_start(inode), inode->addrs_per_inode);
+	if (err)
+		return err;
+	start[0] = inode->addrs_per_inode;
+	for (int k = 0; k < 5; k++) {
+		if (k)
+			start[k] = start[k - 1] + subtree_span(inode, height[k - 1] + 1);
+		nids[k] = start[k] < end ? f2fs_i_nid(inode, k) : 0;
+	}
+	w.batch = f2fs_node_ra_blocks(sb) ? F2FS_MIN(f2fs_node_ra_blocks(sb), NIDS_PER_BLOCK) : 1;
+	top = f2fs_alloc_blocks(5);
+	for (int h = 0; h < 2 && top; h++) {
+		uint64_t span = subtree_span(inode, h + 1);
+		uint64_t kids = (end - F2FS_MIN(end, start[2 + h]) + span - 1) / span;
+
+		kids = F2FS_MIN(kids, (uint64_t)w.batch);
+		if (h == 0 && kids > 4) {
+			/* a batch of direct nodes: the mount's buffer, unless in use */
+			pool = atomic_exchange(&sb->walk_buf, NULL);
+			w.buf[0] = pool ? pool : f2fs_alloc_blocks(NIDS_PER_BLOCK);
+			pool = w.buf[0];
+		} else {
+			w.buf[h] = f2fs_alloc_blocks(F2FS_MAX(kids, 1));
+		}
+		if (!w.buf[h])
+			err = -ENOMEM;
+	}
+	if (!top)
+		err = -ENOMEM;
+	if (!err)
+		err = walk_fetch(sb, inode->ino, nids, nofs, 5, top);
+	for (int k = 0; k < 5 && !err; k++) {
+		const uint8_t *blk = top + (size_t)k * F2FS_BLKSIZE;
+
+		if (!nids[k])
+			continue;
+		if (!height[k])
+			err = fn(arg, start[k], blk, f2fs_addrs_per_block(inode));
+		else
+			err = walk_children(&w, blk, nofs[k], start[k], height[k]);
+	}
+	free(top);
+	if (pool) {
+		uint8_t *none = NULL;
+
+		if (!atomic_compare_exchange_strong(&sb->walk_buf, &none, pool))
+			free(pool);	/* another walk's buffer was kept meanwhile */
+	} else {
+		free(w.buf[0]);
+	}
+	free(w.buf[1]);
+	return err;
+}
+
 int f2fs_put_dnode(struct f2fs_sb *sb, struct dnode_of_data *dn)
 {
 	if (dn->is_inode)

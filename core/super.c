@@ -380,6 +380,7 @@ static void sb_free(struct f2fs_sb *sb)
 	pthread_cond_destroy(&sb->sync_cond);
 	f2fs_dquot_destroy(sb);
 	f2fs_block_pool_destroy(&sb->node_pool);
+	free(atomic_load(&sb->walk_buf));
 	free(sb);
 }
 

@@ -209,6 +209,103 @@ int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t 
 	return err;
 }
 
+/* A readdirplus batch gathered before its inodes are read. */
+struct plus_entry {
+	uint32_t ino;
+	uint8_t type;
+	uint16_t len;
+	uint32_t name;		/* offset of the name in plus_batch.names */
+	uint64_t next;
+};
+
+struct plus_batch {
+	struct plus_entry *e;
+	uint32_t n, max;
+	char *names;
+	size_t used, cap;
+	int err;
+};
+
+static int plus_gather(void *arg, const char *name, size_t len, uint32_t ino,
+		       unsigned int file_type, uint64_t next_off)
+{
+	struct plus_batch *b = arg;
+
+	if (b->n == b->max)
+		return 1;
+	if (b->used + len > b->cap) {
+		size_t cap = (b->cap + len) * 2;
+		char *p = realloc(b->names, cap);
+
+		if (!p) {
+			b->err = -ENOMEM;
+			return 1;
+		}
+		b->names = p;
+		b->cap = cap;
+	}
+	memcpy(b->names + b->used, name, len);
+	b->e[b->n++] = (struct plus_entry){ ino, (uint8_t)file_type, (uint16_t)len,
+					    (uint32_t)b->used, next_off };
+	b->used += len;
+	return 0;
+}
+
+static bool dot_or_dotdot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+int f2fs_readdir_plus(struct f2fs_sb *sb, uint32_t dir, uint64_t off, uint32_t max,
+		      f2fs_filldir_plus_t fill, void *ctx)
+{
+	struct plus_batch b = { .max = max ? max : 1 };
+	struct f2fs_inode *d;
+	uint32_t *inos;
+	int err = iget_dir(sb, dir, &d);
+
+	if (err)
+		return err;
+	b.e = malloc(b.max * sizeof(*b.e));
+	inos = malloc(b.max * sizeof(*inos));
+	if (!b.e || !inos) {
+		err = -ENOMEM;
+		goto out;
+	}
+	pthread_rwlock_rdlock(&d->lock);
+	err = f2fs_dir_iterate(sb, d, off, plus_gather, &b);
+	if (!err)
+		err = b.err;
+	/* Entries already gathered go out; the error resurfaces on the next call. */
+	if (b.n)
+		err = 0;
+	if (!err) {
+		uint32_t m = 0;
+
+		for (uint32_t i = 0; i < b.n; i++)
+			if (!dot_or_dotdot(b.names + b.e[i].name, b.e[i].len) &&
+			    !f2fs_icache_has(sb, b.e[i].ino))
+				inos[m++] = b.e[i].ino;
+		f2fs_ra_inode_blocks(sb, inos, m);
+	}
+	for (uint32_t i = 0; !err && i < b.n; i++) {
+		const struct plus_entry *e = &b.e[i];
+		const char *name = b.names + e->name;
+		struct f2fs_stat st;
+		bool have = !dot_or_dotdot(name, e->len) && getattr(sb, e->ino, false, &st) == 0;
+
+		if (fill(ctx, name, e->len, e->ino, e->type, e->next, have ? &st : NULL))
+			break;
+	}
+	pthread_rwlock_unlock(&d->lock);
+out:
+	free(inos);
+	free(b.e);
+	free(b.names);
+	f2fs_iput(sb, d);
+	return err;
+}
+
 ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint64_t off)
 {
 	struct f2fs_inode *inode;

@@ -35,8 +35,8 @@ static void to_stat(const struct f2fs_fuse *fs, const struct f2fs_stat *in, stru
 	out->st_ctim.tv_nsec = in->ctime.nsec;
 }
 
-static void fill_entry_param(struct f2fs_fuse *fs, const struct f2fs_stat *st,
-			     struct fuse_entry_param *e)
+void f2fs_fuse_fill_entry(struct f2fs_fuse *fs, const struct f2fs_stat *st,
+			  struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = f2fs_fuse_ino(fs, st->ino);
@@ -86,7 +86,7 @@ static void reply_new_entry(fuse_req_t req, struct f2fs_fuse *fs, fuse_ino_t par
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	fill_entry_param(fs, shown_stat(fs, st, &buf), &e);
+	f2fs_fuse_fill_entry(fs, shown_stat(fs, st, &buf), &e);
 	f2fs_fuse_casefold_entry(fs, parent, &e);
 	fuse_reply_entry(req, &e);
 }
@@ -121,7 +121,7 @@ static void lookup_handle(fuse_req_t req, fuse_ino_t ino, bool parent)
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	fill_entry_param(fs, &st, &e);
+	f2fs_fuse_fill_entry(fs, &st, &e);
 	fuse_reply_entry(req, &e);
 }
 
@@ -159,7 +159,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	fill_entry_param(fs, &st, &e);
+	f2fs_fuse_fill_entry(fs, &st, &e);
 	f2fs_fuse_casefold_entry(fs, parent, &e);
 	fuse_reply_entry(req, &e);
 }
@@ -441,7 +441,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
-	fill_entry_param(fs, &st, &e);
+	f2fs_fuse_fill_entry(fs, &st, &e);
 	f2fs_fuse_casefold_entry(fs, parent, &e);
 	f2fs_fuse_set_open_flags(fs, st.ino, fi);
 	/* An interrupted create leaves no file handle for release to drop. */

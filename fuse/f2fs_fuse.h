@@ -28,7 +28,7 @@ enum f2fs_fuse_op {
 	F2FS_OP_RMDIR, F2FS_OP_SYMLINK, F2FS_OP_RENAME, F2FS_OP_LINK, F2FS_OP_OPEN,
 	F2FS_OP_READ, F2FS_OP_WRITE, F2FS_OP_STATFS, F2FS_OP_RELEASE, F2FS_OP_FSYNC,
 	F2FS_OP_SETXATTR, F2FS_OP_GETXATTR, F2FS_OP_LISTXATTR, F2FS_OP_REMOVEXATTR,
-	F2FS_OP_FLUSH, F2FS_OP_OPENDIR, F2FS_OP_READDIR, F2FS_OP_RELEASEDIR,
+	F2FS_OP_FLUSH, F2FS_OP_OPENDIR, F2FS_OP_READDIR, F2FS_OP_READDIRPLUS, F2FS_OP_RELEASEDIR,
 	F2FS_OP_FSYNCDIR, F2FS_OP_CREATE, F2FS_OP_IOCTL, F2FS_OP_FALLOCATE,
 	F2FS_OP_COUNT
 };
@@ -124,6 +124,9 @@ struct f2fs_fuse {
 	/* Absolute mount point and the read-ahead window to set (bdi.c), KiB. */
 	char *mountpoint;
 	unsigned int read_ahead_kb;
+
+	/* -o readdirplus=: which listing the kernel is asked for (ops.c init) */
+	enum { F2FS_FUSE_RDPLUS_ALWAYS, F2FS_FUSE_RDPLUS_AUTO, F2FS_FUSE_RDPLUS_NEVER } readdirplus;
 
 	/* -o precache_extents[=N] (precache.c) */
 	bool precache_open;

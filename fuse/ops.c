@@ -174,15 +174,20 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_EXPORT_SUPPORT;
 
 	/*
-	 * No readdirplus: it loads every inode of a listing, one node block
-	 * read each in name-hash order, also when only names are wanted
-	 * (find, ls, globbing); READDIRPLUS_AUTO still sends it for the first
-	 * batch of every directory.  A stat after a plain listing costs a
-	 * LOOKUP round trip, but that loads the same inode, and a cold listing
-	 * of names reads no inodes at all (docs/benchmarks-meta.md).
+	 * Readdirplus by default: most listings are followed by a stat of
+	 * every entry (ls -l, find with tests, du, tar, rsync), and with
+	 * plain READDIR each of those is a LOOKUP round trip.  A batch's
+	 * inodes are read ahead together (f2fs_readdir_plus), so a listing of
+	 * names alone pays little for them.  -o readdirplus=auto leaves it to
+	 * the kernel (plus for a directory's first batch and after lookups in
+	 * it), =never lists names only.
 	 */
 	conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ);
+	if (fs->readdirplus != F2FS_FUSE_RDPLUS_NEVER)
+		want |= FUSE_CAP_READDIRPLUS;
+	if (fs->readdirplus == F2FS_FUSE_RDPLUS_AUTO)
+		want |= FUSE_CAP_READDIRPLUS_AUTO;
 	/*
 	 * libfuse asks for these by default.  Without them the kernel clears
 	 * set-user/group-ID bits itself (a SETATTR of the mode on write,

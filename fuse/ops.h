@@ -39,6 +39,9 @@ int f2fs_fuse_remove_privs(fuse_req_t req, struct f2fs_fuse *fs, uint32_t nid,
 
 bool f2fs_fuse_keep_cache(struct f2fs_fuse *fs, uint32_t nid, int oflags);
 void f2fs_fuse_touch_atime(struct f2fs_fuse *fs, fuse_ino_t ino);
+/* An entry reply for st; the kernel then holds the inode (a lookup counted). */
+void f2fs_fuse_fill_entry(struct f2fs_fuse *fs, const struct f2fs_stat *st,
+			  struct fuse_entry_param *e);
 void f2fs_fuse_set_open_flags(struct f2fs_fuse *fs, uint32_t nid, struct fuse_file_info *fi);
 
 void f2fs_fuse_dir_ops(struct fuse_lowlevel_ops *ops);

@@ -47,6 +47,7 @@ enum {
 	KEY_NODE_RA_DEPTH,
 	KEY_EXTENT_CACHE_SIZE,
 	KEY_DCACHE_SIZE,
+	KEY_READDIRPLUS,
 	KEY_PRECACHE,
 	KEY_PRECACHE_N,
 	KEY_SERIALIZE_IO,
@@ -80,6 +81,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("precache_extents", KEY_PRECACHE),
 	FUSE_OPT_KEY("precache_extents=", KEY_PRECACHE_N),
 	FUSE_OPT_KEY("serialize_io=", KEY_SERIALIZE_IO),
+	FUSE_OPT_KEY("readdirplus=", KEY_READDIRPLUS),
 	FUSE_OPT_KEY("min_seq_blocks=", KEY_MIN_SEQ_BLOCKS),
 	FUSE_OPT_KEY("writeback", KEY_WRITEBACK),
 	FUSE_OPT_KEY("nowriteback", KEY_NOWRITEBACK),
@@ -311,6 +313,21 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		fs->precache_open = true;
 		fs->precache_min_nodes = v;
 		return 0;
+	case KEY_READDIRPLUS: {
+		static const char *const modes[] = {
+			[F2FS_FUSE_RDPLUS_ALWAYS] = "always", [F2FS_FUSE_RDPLUS_AUTO] = "auto",
+			[F2FS_FUSE_RDPLUS_NEVER] = "never",
+		};
+		const char *m = opt_value(arg);
+
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+			if (!strcmp(m, modes[i])) {
+				fs->readdirplus = i;
+				return 0;
+			}
+		}
+		return bad_value(arg);
+	}
 	case KEY_SERIALIZE_IO: {
 		static const char *const modes[] = {
 			[F2FS_SERIALIZE_AUTO] = "auto", [F2FS_SERIALIZE_NEVER] = "never",
@@ -423,12 +440,16 @@ void f2fs_fuse_help(void)
 	       "    -o node_ra=N           read up to N node blocks ahead, in one batch, when\n"
 	       "                           a walk reaches an indirect node cold (default:\n"
 	       "                           1018, the whole node; 0: one read per node)\n"
-	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 4)\n"
+	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 8)\n"
 	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"
 	       "                           files (default: 16 MiB)\n"
 	       "    -o dcache_size=N[K|M|G]  bytes of name indexes of often looked-up\n"
 	       "                           directories (default: 64 MiB; 0: none, every\n"
 	       "                           lookup scans the dentry blocks)\n"
+	       "    -o readdirplus=MODE    list directories with each entry's attributes:\n"
+	       "                           always (default: a stat after a listing costs\n"
+	       "                           no round trip), auto (the kernel decides per\n"
+	       "                           directory) or never (names only)\n"
 	       "    -o precache_extents[=N]  map a regular file into the extent cache when\n"
 	       "                           it is opened, if it has more than N direct nodes\n"
 	       "                           (default N: 16, a 64 MiB file)\n"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Directory streams: opendir, readdir (plain, not readdirplus: see init
- * in ops.c), releasedir, fsyncdir.
+ * Directory streams: opendir, readdir and readdirplus (which one the
+ * kernel sends: see init in ops.c), releasedir, fsyncdir.
  */
 #include "ops.h"
 #include "format.h"		/* F2FS_FT_*: the file_type f2fs_readdir passes */
@@ -37,6 +37,7 @@ struct dir_ctx {
 	struct f2fs_fuse *fs;
 	char *buf;
 	size_t size, used;
+	bool casefolded;	/* the directory's: its entries are revalidated */
 	int err;
 };
 
@@ -110,6 +111,76 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(d.buf);
 }
 
+/*
+ * With attributes: the kernel links each entry with a nonzero node id
+ * into its dcache as if looked up, so a stat walk after a listing costs no
+ * LOOKUP round trips.  "." and ".." and entries whose inode cannot be read
+ * go with node id 0, which the kernel takes as a plain entry.
+ */
+static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
+			 unsigned int file_type, uint64_t next_off, const struct f2fs_stat *st)
+{
+	struct dir_ctx *d = arg;
+	char nm[DIR_NAME_MAX + 1];
+	struct fuse_entry_param e;
+	size_t need, room = d->size - d->used;
+
+	if (len > DIR_NAME_MAX) {
+		d->err = -ENAMETOOLONG;
+		return 1;
+	}
+	memcpy(nm, name, len);
+	nm[len] = '\0';
+	/* Sized first: an entry that does not fit must not count as a lookup. */
+	need = fuse_add_direntry_plus(d->req, NULL, 0, nm, NULL, (off_t)next_off);
+	if (need > room)
+		return 1;
+	if (st) {
+		f2fs_fuse_fill_entry(d->fs, st, &e);
+		if (d->casefolded)
+			e.entry_timeout = 0;
+	} else {
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = ino;
+		e.attr.st_mode = ftype_mode(file_type);
+	}
+	d->used += fuse_add_direntry_plus(d->req, d->buf + d->used, room, nm, &e, (off_t)next_off);
+	return 0;
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIRPLUS);
+	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	struct dir_ctx d = { .req = req, .fs = fs, .size = size };
+	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	/* No more entries than could fit: each is one inode read ahead. */
+	uint32_t max = (uint32_t)(size / fuse_add_direntry_plus(req, NULL, 0, "", NULL, 0)) + 1;
+	int err;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	d.buf = malloc(size ? size : 1);
+	if (!d.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	d.casefolded = f2fs_dir_casefolded(fs->sb, nid);
+	err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, fill_dir_plus, &d);
+	if (!err)
+		err = d.err;
+	if (!err)
+		f2fs_fuse_touch_atime(fs, ino);
+	if (err && d.used == 0)
+		f2fs_fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, d.buf, d.used);
+	free(d.buf);
+}
+
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RELEASEDIR);
@@ -132,6 +203,7 @@ void f2fs_fuse_readdir_ops(struct fuse_lowlevel_ops *ops)
 {
 	ops->opendir = op_opendir;
 	ops->readdir = op_readdir;
+	ops->readdirplus = op_readdirplus;
 	ops->releasedir = op_releasedir;
 	ops->fsyncdir = op_fsyncdir;
 }

@@ -13,6 +13,10 @@
 #   BENCH_DIR=DIR      scratch directory (default /var/tmp/f2fs-fuse-bench)
 #   BENCH_QUICK=1      2,000 files and one run; prints, leaves the doc alone
 #   BENCH_NFILES=N     files (default 20000)
+#   BENCH_TREE=N       files of the Android-like tree (tests/bench/androidtree.py:
+#                      deep app directories, mixed small sizes) walked with
+#                      find -ls, du -s, tar c and rm -rf (default 100000, quick
+#                      5000; 0 skips it)
 #   BENCH_RUNS=N       runs per file system (default 3; medians reported)
 #   BENCH_SYSTEMS=LIST subset of "ext4 fuse2fs f2fs" (f2fs includes the variants);
 #                      a subset never writes the doc
@@ -33,12 +37,12 @@ PY=${PYTHON:-/usr/bin/python3}
 UTIL=("$PY" "$HERE/metautil.py")
 BENCH_DIR=${BENCH_DIR:-/var/tmp/f2fs-fuse-bench}
 QUICK=${BENCH_QUICK:-0}
-if [ "$QUICK" = 1 ]; then NFILES=${BENCH_NFILES:-2000} RUNS=${BENCH_RUNS:-1}
-else NFILES=${BENCH_NFILES:-20000} RUNS=${BENCH_RUNS:-3}; fi
+if [ "$QUICK" = 1 ]; then NFILES=${BENCH_NFILES:-2000} RUNS=${BENCH_RUNS:-1} TREE=${BENCH_TREE:-5000}
+else NFILES=${BENCH_NFILES:-20000} RUNS=${BENCH_RUNS:-3} TREE=${BENCH_TREE:-100000}; fi
 NDIRS=200
 DOC=${BENCH_DOC:-$ROOT/docs/benchmarks-meta.md}
 SYSTEMS=${BENCH_SYSTEMS:-ext4 fuse2fs f2fs}
-IMG_MB=2048
+IMG_MB=4096                      # the tree holds about 1.1 GiB
 
 log() { printf 'bench-meta: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -157,6 +161,20 @@ phase() {
     fi
 }
 
+# tree_phase SYSTEM NAME COMMAND: a shell command over the tree, timed
+tree_phase() {
+    local sys=$1 name=$2 t0 t1
+    snap
+    t0=$(date +%s%N)
+    bash -c "$3" >/dev/null || die "$sys: $name failed"
+    t1=$(date +%s%N)
+    snap
+    echo "$sys $name $(( (t1 - t0) / 1000 ))e-6" >>"$RESULTS"
+    if [ -n "$LOG" ] && [ "$LAST_RUN" = 1 ]; then
+        "${UTIL[@]}" diff "$LOG" $((NBLK - 2)) $((NBLK - 1)) | sed "s/^/$sys $name /" >>"$COUNTS"
+    fi
+}
+
 one_run() {
     local sys=$1
     rm -f "$IMG"
@@ -184,6 +202,17 @@ one_run() {
     phase "$sys" lsl_cold lsl
     phase "$sys" lsl_warm lsl
     phase "$sys" delete delete
+    if [ "$TREE" -gt 0 ]; then
+        tree_phase "$sys" tree_create "$PY $HERE/androidtree.py $MNT/a $TREE; sync -f $MNT"
+        cold_remount "$sys"; NBLK=0; [ -z "$LOG" ] || : >"$LOG"
+        tree_phase "$sys" tree_find "find $MNT/a -ls"
+        cold_remount "$sys"; NBLK=0; [ -z "$LOG" ] || : >"$LOG"
+        tree_phase "$sys" tree_du "du -s $MNT/a"
+        cold_remount "$sys"; NBLK=0; [ -z "$LOG" ] || : >"$LOG"
+        tree_phase "$sys" tree_tar "tar cf - -C $MNT a | wc -c"
+        cold_remount "$sys"; NBLK=0; [ -z "$LOG" ] || : >"$LOG"
+        tree_phase "$sys" tree_rm "rm -rf $MNT/a && sync -f $MNT"
+    fi
     umount_all
     if [ -n "${F2BIN[$sys]:-}" ]; then
         out=$(fsck.f2fs --dry-run -f "$IMG" 2>&1) || { echo "$out" >&2; die "fsck.f2fs failed after $sys"; }
@@ -203,6 +232,7 @@ done
 info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 info nfiles "$NFILES"
 info ndirs "$NDIRS"
+info tree "$TREE"
 info runs "$RUNS"
 info systems "${order[*]}"
 info kernel "$(uname -srm)"

@@ -25,6 +25,14 @@ PHASES = [
     ("lsl_warm", "ls -l, warm"),
     ("delete", "delete (unlink, rmdir)"),
 ]
+# The Android-like tree (tests/bench/androidtree.py), a table of its own.
+TREE_PHASES = [
+    ("tree_create", "create the tree (Python, informational)"),
+    ("tree_find", "find -ls, cold"),
+    ("tree_du", "du -s, cold"),
+    ("tree_tar", "tar c | wc -c, cold"),
+    ("tree_rm", "rm -rf (then sync), cold"),
+]
 
 HEAD = "FUSE requests (kind, count, daemon time ms"
 LINE = re.compile(r"\bop (\S+)\s+(\d+)\s+([\d.]+)")
@@ -82,41 +90,57 @@ def render(results, counts, info, doc=None):
     if "fuse2fs" in order:
         ratio_cols += [(s, "fuse2fs") for s in f2]
     head = cols + ["%s / %s" % (a, names[b]) for a, b in ratio_cols]
-    w("| phase | " + " | ".join(head) + " |")
-    w("|---" * (len(head) + 1) + "|")
-    total = {s: 0.0 for s in order}
-    for ph, label in PHASES + [("total", "total")]:
-        row = []
-        for s in order:
-            v = total[s] if ph == "total" else med(s, ph)
-            if v is not None and ph != "total":
-                total[s] += v
-            row.append("%.3f" % v if v is not None else "n/a")
-        for a, b in ratio_cols:
-            va = total[a] if ph == "total" else med(a, ph)
-            vb = total[b] if ph == "total" else med(b, ph)
-            row.append("%.2f" % (va / vb) if va is not None and vb else "n/a")
-        w("| %s | %s |" % (label, " | ".join(row)))
     cnt = {}
     with open(counts) as f:
         for line in f:
             sysname, ph, kind, n, ms = line.split()
             cnt.setdefault((sysname, ph), {})[kind] = (int(n), float(ms))
-    for s in f2:
-        if not any(k[0] == s for k in cnt):
-            continue
+
+    def table(phases, per, skip_total=()):
+        """Medians of phases and their total (without skip_total), then the
+        requests each f2fs-fuse binary received, per one of `per` files."""
+        w("| phase | " + " | ".join(head) + " |")
+        w("|---" * (len(head) + 1) + "|")
+        total = {s: 0.0 for s in order}
+        for ph, label in phases + [("total", "total")]:
+            row = []
+            for s in order:
+                v = total[s] if ph == "total" else med(s, ph)
+                if v is not None and ph != "total" and ph not in skip_total:
+                    total[s] += v
+                row.append("%.3f" % v if v is not None else "n/a")
+            for a, b in ratio_cols:
+                va = total[a] if ph == "total" else med(a, ph)
+                vb = total[b] if ph == "total" else med(b, ph)
+                row.append("%.2f" % (va / vb) if va is not None and vb else "n/a")
+            w("| %s | %s |" % (label, " | ".join(row)))
+        for s in f2:
+            if not any(k[0] == s and k[1] in dict(phases) for k in cnt):
+                continue
+            w("")
+            w("FUSE requests %s received, last run: per file, then (total; daemon ms in the "
+              "handlers)" % s)
+            w("")
+            w("| phase | requests per file | by kind |")
+            w("|---|---|---|")
+            for ph, label in phases:
+                c = cnt.get((s, ph), {})
+                n = sum(v[0] for v in c.values())
+                kinds = ", ".join("%s %d (%.0f ms)" % (k, v[0], v[1])
+                                  for k, v in sorted(c.items(), key=lambda kv_: -kv_[1][0]))
+                w("| %s | %.2f | %s |" % (label, n / per, kinds or "none"))
+
+    table(PHASES, nfiles)
+    ntree = int(get("tree")) if get("tree").isdigit() else 0
+    if ntree and any(k[1].startswith("tree_") for k in times):
         w("")
-        w("FUSE requests %s received, last run: per file, then (total; daemon ms in the "
-          "handlers)" % s)
+        w("## An Android-like tree: %d files in deep app directories" % ntree)
         w("")
-        w("| phase | requests per file | by kind |")
-        w("|---|---|---|")
-        for ph, label in PHASES:
-            c = cnt.get((s, ph), {})
-            n = sum(v[0] for v in c.values())
-            kinds = ", ".join("%s %d (%.0f ms)" % (k, v[0], v[1])
-                              for k, v in sorted(c.items(), key=lambda kv_: -kv_[1][0]))
-            w("| %s | %.2f | %s |" % (label, n / nfiles, kinds or "none"))
+        w("tests/bench/androidtree.py (the same names and sizes on every file system: "
+          "about 1.1 GiB, half of the files under 1 KiB, 17% of them in one cache "
+          "directory); seconds, medians; the total leaves out the Python create.")
+        w("")
+        table(TREE_PHASES, ntree, skip_total=("tree_create",))
     w("")
     w("Measured: " + "; ".join("%s %s" % (k, v) for k, v in kv))
     text = "\n".join(out) + "\n"

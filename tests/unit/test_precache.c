@@ -192,6 +192,30 @@ out:
 	free(runs);
 }
 
+/*
+ * A cold sequential read without a precache: with read-ahead, the read
+ * leaving one direct node for the next reads the following ones ahead
+ * (one batch per indirect node), so it makes fewer device requests than
+ * without, for the same bytes.
+ */
+static void sequential_read_ahead(struct rwimage *im, uint32_t ino)
+{
+	struct f2fs_io_stats off, on;
+
+	CHECK(remount_with(im, false) == 0, "seq: cold mount, read-ahead off");
+	CHECK(read_matches(im->sb, ino), "seq: read, read-ahead off");
+	f2fs_get_io_stats(im->sb, &off);
+	CHECK(remount_with(im, true) == 0, "seq: cold mount, read-ahead on");
+	CHECK(read_matches(im->sb, ino), "seq: read, read-ahead on");
+	f2fs_get_io_stats(im->sb, &on);
+	CHECK(off.node_ra_blocks == 0 && on.node_ra_blocks >= 8,
+	      "seq: the read read nodes ahead (%llu blocks)", (unsigned long long)on.node_ra_blocks);
+	/* the 13 direct nodes past the first below the indirect node came in a few requests */
+	CHECK(on.reads + 8 <= off.reads, "seq: %llu device reads with read-ahead, %llu without",
+	      (unsigned long long)on.reads, (unsigned long long)off.reads);
+	CHECK(on.node_ra_rejected == 0, "seq: nothing read ahead was refused");
+}
+
 /* Where node nid lives, through a mount. */
 static uint32_t node_addr(struct f2fs_sb *sb, uint32_t nid)
 {
@@ -280,6 +304,90 @@ static void nid_out_of_range(struct rwimage *im, uint32_t ind_addr, uint32_t chi
 	put_le32(b + 4 * SLOT, 0x7FFFFFF0u);
 }
 
+/*
+ * A sparse file whose written ranges straddle every level of the tree:
+ * the inode's slots into the first direct nodes, the last direct node of
+ * the first indirect node into the second, and that into the double
+ * indirect node, with a lone block two indirect nodes into it.  The
+ * precache must cache exactly the written blocks, where the tree maps
+ * them, as the runs a block-by-block merge of the tree makes (runs go on
+ * across node boundaries), with read-ahead on and off.
+ */
+static void sparse_levels(void)
+{
+	struct rwimage im;
+	struct f2fs_inode *inode;
+	uint32_t ino, r0[4], n0[4] = { 3100, 2100, 2100, 1 }, total = 0;
+	uint8_t *data = NULL;
+	bool ok;
+
+	if (!rw_image(&im, NULL, 256))
+		return;
+	ino = rw_create(&im, "sparse");
+	if (!ino || f2fs_iget(im.sb, ino, &inode))
+		goto out;
+	r0[0] = 900;
+	r0[1] = (uint32_t)f2fs_start_bidx_of_node(inode, 4 + NIDS_PER_BLOCK + 1) - 1000;
+	r0[2] = (uint32_t)f2fs_start_bidx_of_node(inode, 5 + 2 * NIDS_PER_BLOCK + 2) - 1000;
+	r0[3] = (uint32_t)f2fs_start_bidx_of_node(inode, 5 + 2 * NIDS_PER_BLOCK + 2 +
+						  2 * (NIDS_PER_BLOCK + 1)) + 5;
+	f2fs_iput(im.sb, inode);
+	data = malloc((size_t)3100 * F2FS_BLKSIZE);
+	ok = data != NULL;
+	for (int k = 0; ok && k < 4; k++) {
+		for (uint32_t i = 0; i < n0[k]; i++)
+			rw_pattern(data + (size_t)i * F2FS_BLKSIZE, r0[k] + i);
+		ok = f2fs_write(im.sb, ino, data, (size_t)n0[k] * F2FS_BLKSIZE,
+				(uint64_t)r0[k] * F2FS_BLKSIZE) == (ssize_t)n0[k] * F2FS_BLKSIZE;
+		total += n0[k];
+	}
+	CHECK(ok && f2fs_sync_fs(im.sb, false) == 0, "sparse: write ranges at every level");
+	for (int ra = 1; ok && ra >= 0; ra--) {
+		struct f2fs_extent *runs, want = { 0 };
+		uint32_t nr, nwant = 0, covered = 0, bad = 0, r = 0;
+
+		CHECK(remount_with(&im, ra) == 0, "sparse: cold mount, read-ahead %d", ra);
+		CHECK(f2fs_precache_extents(im.sb, ino) == 0, "sparse: precache, read-ahead %d", ra);
+		runs = copy_runs(im.sb, ino, &nr);
+		if (!runs || f2fs_iget(im.sb, ino, &inode))
+			break;
+		pthread_rwlock_rdlock(&inode->lock);
+		for (int k = 0; k < 4; k++) {
+			/* one block either side of each range too: holes */
+			for (uint32_t b = r0[k] - 1; b <= r0[k] + n0[k]; b++) {
+				uint32_t a = walk_addr(im.sb, inode, b);
+
+				if (a != NULL_ADDR && want.len && want.fofs + want.len == b &&
+				    want.blk + want.len == a) {
+					want.len++;
+				} else if (a != NULL_ADDR) {
+					nwant += want.len != 0;
+					want = (struct f2fs_extent){ b, a, 1 };
+				}
+				while (r < nr && runs[r].fofs + runs[r].len <= b)
+					r++;
+				if (r < nr && runs[r].fofs <= b) {
+					covered++;
+					bad += a != runs[r].blk + (b - runs[r].fofs);
+				} else {
+					bad += a != NULL_ADDR;
+				}
+			}
+		}
+		nwant += want.len != 0;
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_iput(im.sb, inode);
+		CHECK(bad == 0 && covered == total, "sparse, read-ahead %d: %u blocks cached of %u, "
+		      "%u differ", ra, covered, total, bad);
+		CHECK(nr == nwant, "sparse, read-ahead %d: %u runs, the tree's merge makes %u", ra, nr,
+		      nwant);
+		free(runs);
+	}
+out:
+	free(data);
+	rw_done(&im);
+}
+
 int main(void)
 {
 	struct rwimage im;
@@ -293,11 +401,13 @@ int main(void)
 		CHECK(f2fs_umount(im.sb) == 0, "unmount");
 		im.sb = NULL;
 		precache_and_compare(&im, ino);
+		sequential_read_ahead(&im, ino);
 		hostile(&im, ino, "a direct node's footer", bad_footer);
 		hostile(&im, ino, "a pointer to a sibling", sibling_pointer);
 		hostile(&im, ino, "a nid out of range", nid_out_of_range);
 	}
 	rw_done(&im);
+	sparse_levels();
 	free(model);
 	return check_done("test_precache");
 }

@@ -1,0 +1,117 @@
+"""Listings with attributes (READDIRPLUS, -o readdirplus=always|auto|never).
+
+With readdirplus the kernel links every listed entry as if looked up, so a
+stat walk after a listing costs no LOOKUP round trip; the attributes it
+got that way must be exactly those a LOOKUP gives, and stay right through
+changes made after the listing."""
+
+import errno
+import os
+import re
+import stat
+
+import fsutil
+from test_handles import drop_caches
+from test_write import MiB, rwimage, write_file  # noqa: F401
+
+
+def op_count(stderr, op):
+    """How many requests of kind op the -o io_stats report at unmount counted."""
+    m = re.search(r"op %s\s+(\d+)" % op, stderr)
+    return int(m.group(1)) if m else 0
+
+
+def shown(st):
+    return (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_size, st.st_nlink,
+            st.st_uid, st.st_gid, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def make_tree(p):
+    os.mkdir(os.path.join(p, "d"))
+    d = os.path.join(p, "d")
+    for i in range(300):
+        write_file(os.path.join(d, "f%03d" % i), b"x" * (i * 37))
+        os.chmod(os.path.join(d, "f%03d" % i), 0o600 + i % 64)
+    for i in range(10):
+        os.mkdir(os.path.join(d, "sub%d" % i))
+        os.symlink("f%03d" % i, os.path.join(d, "l%d" % i))
+    os.link(os.path.join(d, "f000"), os.path.join(d, "hard"))
+    os.chown(os.path.join(d, "f001"), 1234, 5678)
+    return d
+
+
+def walk(d):
+    drop_caches()
+    return {e: shown(os.lstat(os.path.join(d, e))) for e in sorted(os.listdir(d))}
+
+
+def test_stat_after_listing_costs_no_lookup(rwimage):
+    """A cold listing then an lstat of each entry: no LOOKUP with the
+    default, one per entry with readdirplus=never, and the same attributes
+    either way."""
+    img = rwimage(size=64 * MiB)
+    make_tree(img.mount())
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    seen, lookups, plus = {}, {}, {}
+    for mode in ("always", "never", "auto"):
+        p = img.mount(options=["ro", "io_stats", "readdirplus=" + mode])
+        seen[mode] = walk(os.path.join(p, "d"))
+        m = img.unmount()
+        lookups[mode] = op_count(m.stderr(), "LOOKUP")
+        plus[mode] = op_count(m.stderr(), "READDIRPLUS")
+    assert len(seen["always"]) == 321
+    assert seen["always"] == seen["never"] == seen["auto"]
+    # "d" itself, and nothing per entry
+    assert lookups["always"] < 5 and plus["always"] > 0, (lookups, plus)
+    assert lookups["never"] >= 321 and plus["never"] == 0, (lookups, plus)
+
+
+def test_listed_entries_follow_changes(rwimage):
+    """Entries the kernel linked from a listing are updated by the changes
+    that follow: unlink, rename over, link, chmod, truncate, a new name."""
+    img = rwimage(size=64 * MiB)
+    p = img.mount()
+    d = make_tree(p)
+    img.unmount()
+    p = img.mount()
+    d = os.path.join(p, "d")
+    drop_caches()
+    before = {e: shown(os.lstat(os.path.join(d, e))) for e in os.listdir(d)}
+    assert before["hard"][3] == 2
+    os.unlink(os.path.join(d, "f002"))
+    os.rename(os.path.join(d, "f003"), os.path.join(d, "f004"))
+    os.link(os.path.join(d, "f005"), os.path.join(d, "f005.2"))
+    os.chmod(os.path.join(d, "f006"), 0o640)
+    os.truncate(os.path.join(d, "f007"), 1)
+    os.unlink(os.path.join(d, "hard"))
+    write_file(os.path.join(d, "new"), b"new")
+    for gone in ("f002", "f003", "hard"):
+        try:
+            os.lstat(os.path.join(d, gone))
+            raise AssertionError(gone + " still there")
+        except OSError as e:
+            assert e.errno == errno.ENOENT
+    assert os.lstat(os.path.join(d, "f004")).st_ino == before["f003"][8]
+    assert os.lstat(os.path.join(d, "f004")).st_size == 3 * 37
+    assert os.lstat(os.path.join(d, "f005")).st_nlink == 2
+    assert stat.S_IMODE(os.lstat(os.path.join(d, "f006")).st_mode) == 0o640
+    assert os.lstat(os.path.join(d, "f007")).st_size == 1
+    assert os.lstat(os.path.join(d, "f000")).st_nlink == 1
+    after = {e: shown(os.lstat(os.path.join(d, e))) for e in os.listdir(d)}
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    # a fresh mount, listed cold, shows the same
+    p = img.mount(options=["ro"])
+    assert walk(os.path.join(p, "d")) == after
+    img.unmount()
+
+
+def test_bad_readdirplus_value_is_refused(rwimage, tmp_path):
+    img = rwimage(size=64 * MiB)
+    mnt = tmp_path / "bad-mnt"
+    mnt.mkdir()
+    r = fsutil.run([img.binary, "-f", "-o", "readdirplus=sometimes", img.image, str(mnt)])
+    assert r.returncode != 0
+    assert "readdirplus" in r.stdout, r.stdout
+    assert not fsutil.is_fuse_mount(mnt)
