@@ -206,6 +206,10 @@ out_umount:
 	f2fs_keyctl_stop(&fs);
 	f2fs_fuse_stop_op_stats(&fs);
 	if (c.io_stats) {
+		/* the dirty data unmount writes back belongs in the counts (its errors
+		 * are f2fs_umount's to report, which tries again) */
+		if (fs.sb)
+			f2fs_sync_data(fs.sb);
 		f2fs_fuse_print_io_stats(&fs);
 		f2fs_fuse_print_op_stats(&fs);
 	}
