@@ -70,6 +70,19 @@ static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 	return 0;
 }
 
+/* Read-ahead settings, shared by NAT, node and dentry block read-ahead. */
+uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb)
+{
+	if (sb->opts.no_node_ra)
+		return 0;
+	return sb->opts.node_ra ? sb->opts.node_ra : F2FS_DEFAULT_NODE_RA;
+}
+
+unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb)
+{
+	return sb->opts.node_ra_depth ? sb->opts.node_ra_depth : F2FS_DEFAULT_NODE_RA_DEPTH;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
