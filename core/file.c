@@ -1094,6 +1094,9 @@ unsigned int f2fs_writeback_background(struct f2fs_sb *sb, unsigned int expire_m
 			break;
 		done++;
 	}
+	/* idle: what the cache kept of its memory goes back */
+	if (!done)
+		f2fs_pc_trim(sb->pc);
 	return done;
 }
 
