@@ -1304,6 +1304,8 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
 #define F2FS_OP_BALANCE		0x1
 #define F2FS_OP_DIR		0x2
 #define F2FS_OP_QUOTA_PRIV	0x4
+/* write(2) of whole blocks this large bypasses the page cache (f2fs_write_as) */
+#define F2FS_STREAM_WRITE	(128u << 10)
 #define F2FS_OP_KEEP_PAGES	0x8	/* write(2): the inode's dirty pages stay (else
 					 * they are written back first) */
 /* F2FS_OP_QUOTA_PRIV where the api's priv bits (F2FS_PRIV_*) ask for it */
