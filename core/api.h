@@ -48,6 +48,9 @@ struct f2fs_mount_opts {
 	uint32_t node_ra;
 	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
 	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
+	/* threads that compress (decompress) a write's (read's) clusters: the
+	 * caller and compress_threads - 1 helpers; 0 = one per CPU, up to 4 */
+	uint32_t compress_threads;
 	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
 	/*
 	 * Whose writes take the mount's writepages lock, so that each keeps its

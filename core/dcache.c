@@ -63,8 +63,13 @@ struct f2fs_dcache *f2fs_dcache_new(struct f2fs_dcache_budget *budget, uint32_t 
 
 	if (!dc)
 		return NULL;
-	/* at most half full: probes stay short */
-	while (n < 2 * (uint64_t)expect && n < (1u << 30))
+	/*
+	 * at most half full: probes stay short.  expect comes from the
+	 * directory's i_size, which an image may set to anything: never a
+	 * first table larger than the whole budget (it grows with the names
+	 * really added, and the index is given up past the budget anyway)
+	 */
+	while (n < 2 * (uint64_t)expect && n < (1u << 30) && table_bytes(2 * n) <= budget->limit)
 		n <<= 1;
 	dc->slot = calloc(n, sizeof(*dc->slot));
 	if (!dc->slot) {

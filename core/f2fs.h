@@ -749,6 +749,13 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 /* Put every mapped run of a regular file into its read extent cache (read lock held). */
 int f2fs_precache_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* Read one data block: 1 if mapped, 0 if a hole (buf zeroed), <0 on error. */
+/*
+ * Dentry blocks lblk..lblk+n of a directory (at most F2FS_DIR_RA_BLOCKS)
+ * read ahead into the cache in sorted, coalesced requests, for a listing
+ * that is about to read them one by one; off with node_ra=0.
+ */
+#define F2FS_DIR_RA_BLOCKS 64
+void f2fs_ra_dir_blocks(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t lblk, uint32_t n);
 int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			 uint8_t *buf);
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,

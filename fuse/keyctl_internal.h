@@ -118,5 +118,15 @@ int keysock_listen(struct f2fs_keyctl *kc);
 void keysock_start(struct f2fs_keyctl *kc);
 void keysock_stop(struct f2fs_keyctl *kc);
 void keysock_free(struct f2fs_keyctl *kc);
+/*
+ * One request of the control socket, as it arrived (any bytes), carried
+ * out as `who`: the reply is m with error and the out fields filled in,
+ * and an added key's raw bytes wiped.  file() gives the inode of a policy
+ * request's descriptor (the socket's: the peer's open file on this mount);
+ * tests/fuzz/fuzz_keyctl.c drives it without a socket.
+ */
+typedef int (*keysock_file_fn)(void *arg, int32_t fd, uint32_t *nid);
+void keysock_handle_msg(struct f2fs_keyctl *kc, struct f2fs_caller *who,
+			struct f2fs_keyctl_msg *m, keysock_file_fn file, void *arg);
 
 #endif /* F2FS_FUSE_KEYCTL_INTERNAL_H */

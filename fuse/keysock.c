@@ -109,47 +109,53 @@ static int request_file(struct conn *c, int32_t fd, uint32_t *nid)
 	return 0;
 }
 
-static void handle(struct conn *c, struct f2fs_keyctl_msg *m)
+void keysock_handle_msg(struct f2fs_keyctl *kc, struct f2fs_caller *who,
+			struct f2fs_keyctl_msg *m, keysock_file_fn file, void *arg)
 {
-	struct f2fs_keyctl *kc = c->ks->kc;
 	uint32_t nid = 0;
 	int err;
 
 	if (m->magic != F2FS_KEYCTL_MSG_MAGIC || m->version != F2FS_KEYCTL_MSG_VERSION) {
 		err = -EPROTO;
-	} else if (!peer_allowed(kc, c->who.uid)) {
+	} else if (!peer_allowed(kc, who->uid)) {
 		err = -EACCES;
 	} else if (m->reserved) {
 		err = -EINVAL;
 	} else {
 		switch (m->op) {
 		case F2FS_KEYCTL_OP_ADD_KEY:
-			err = keyctl_add_key(kc, &c->who, &m->u.add);
+			err = keyctl_add_key(kc, who, &m->u.add);
 			break;
 		case F2FS_KEYCTL_OP_REMOVE_KEY:
-			err = keyctl_remove_key(kc, &c->who, &m->u.remove);
+			err = keyctl_remove_key(kc, who, &m->u.remove);
 			break;
 		case F2FS_KEYCTL_OP_KEY_STATUS:
-			err = keyctl_key_status(kc, &c->who, &m->u.status);
+			err = keyctl_key_status(kc, who, &m->u.status);
 			break;
 		case F2FS_KEYCTL_OP_GET_POLICY:
-			err = request_file(c, m->fd, &nid);
+			err = file(arg, m->fd, &nid);
 			if (!err)
 				err = keyctl_get_policy(kc, nid, &m->u.policy);
 			break;
 		case F2FS_KEYCTL_OP_SET_POLICY:
-			err = request_file(c, m->fd, &nid);
+			err = file(arg, m->fd, &nid);
 			if (!err)
-				err = keyctl_set_policy(kc, &c->who, nid, &m->u.policy);
+				err = keyctl_set_policy(kc, who, nid, &m->u.policy);
 			break;
 		default:
 			err = -EOPNOTSUPP;
 			break;
 		}
 	}
+	/* whatever the request was, its key bytes go no further (the reply included) */
 	if (m->op == F2FS_KEYCTL_OP_ADD_KEY)
 		keyctl_wipe(m->u.add.raw, sizeof(m->u.add.raw));
 	m->error = -err;
+}
+
+static int conn_file(void *arg, int32_t fd, uint32_t *nid)
+{
+	return request_file(arg, fd, nid);
 }
 
 static void *serve(void *arg)
@@ -160,7 +166,7 @@ static void *serve(void *arg)
 	struct conn **pp;
 
 	if (f2fs_keyctl_io(c->fd, &m, sizeof(m), false, f2fs_keyctl_now_ms() + DEADLINE_MS) == 0) {
-		handle(c, &m);
+		keysock_handle_msg(ks->kc, &c->who, &m, conn_file, c);
 		f2fs_keyctl_io(c->fd, &m, sizeof(m), true, f2fs_keyctl_now_ms() + DEADLINE_MS);
 	}
 	keyctl_wipe(&m, sizeof(m));

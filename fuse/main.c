@@ -118,6 +118,7 @@ static int run(int argc, char *argv[])
 	mopts.node_ra = c.node_ra;
 	mopts.no_node_ra = c.no_node_ra;
 	mopts.node_ra_depth = c.node_ra_depth;
+	mopts.compress_threads = c.compress_threads;
 	mopts.extent_cache_size = c.extent_cache_size;
 	mopts.serialize_io = c.serialize_io;
 	mopts.min_seq_blocks = c.min_seq_blocks;

@@ -821,6 +821,22 @@ def _(img):
     return mounts(any_('stat', 'many/f0001', ERR + [2]), ok_read(img, 'hello'))
 
 
+@variant('dir_size_huge', 'A', 'inode', "many/ has i_size 512 GiB (its name index sized from it)")
+def _(img):
+    set_inode_field(img, 'many', 16, '<Q', 1 << 39)
+    # the fourth lookup in a directory builds its name index
+    return mounts(*[any_('stat', 'many/f%04d' % i, ERR + [2]) for i in range(1, 7)],
+                  any_('list', 'many'), ok_read(img, 'hello'))
+
+
+@variant('dir_size_depth_huge', 'A', 'inode', "many/ has i_size 512 GiB and i_current_depth 63")
+def _(img):
+    set_inode_field(img, 'many', 16, '<Q', 1 << 39, fix=False)
+    set_inode_field(img, 'many', 72, '<I', 63)
+    return mounts(*[any_('stat', 'many/f%04d' % i, ERR + [2]) for i in range(1, 7)],
+                  any_('stat', 'many/absent', ERR + [2]), ok_read(img, 'hello'))
+
+
 @variant('dir_level_huge', 'A', 'inode', "many/ has i_dir_level 255")
 def _(img):
     set_inode_field(img, 'many', 347, '<B', 255)

@@ -8,6 +8,8 @@
 #             checkpoint, unmount (fuzz_rw.c)
 #   recovery  roll-forward over mutated chains of fsync()ed nodes (fuzz_recovery.c)
 #   fscrypt   the encryption context and policy parsers (fuzz_fscrypt.c)
+#   keyctl    the key control socket's request handler and the key and
+#             policy operations behind it, on a mount (fuzz_keyctl.c)
 #
 #   FUZZ_TARGET   one of the above (default image)
 #   FUZZ_SECONDS  run time (default 60)
@@ -40,8 +42,8 @@ command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG not found" >&2; exit 1;
 for t in mkfs.f2fs sload.f2fs fsck.f2fs; do
 	command -v $t >/dev/null || { echo "run.sh: $t not found (f2fs-tools)" >&2; exit 1; }
 done
-case $TARGET in image|rw|recovery|fscrypt) ;; *)
-	echo "run.sh: FUZZ_TARGET is image, rw, recovery or fscrypt" >&2; exit 1;;
+case $TARGET in image|rw|recovery|fscrypt|keyctl) ;; *)
+	echo "run.sh: FUZZ_TARGET is image, rw, recovery, fscrypt or keyctl" >&2; exit 1;;
 esac
 mkdir -p "$OUT/seeds" "$OUT/corpus-$TARGET" "$OUT/artifacts"
 
@@ -67,6 +69,13 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-poi
 bin="$OUT/fuzz_$TARGET"
 common="tests/fuzz/fuzz_common.c tests/lib/testdev.c"
 [ "$TARGET" = fscrypt ] && common=""
+if [ "$TARGET" = keyctl ]; then
+	# the fuse/ files of the key control, built here with the target's flags
+	common="tests/lib/testdev.c fuse/keysock.c fuse/keyctl.c fuse/keyclaims.c fuse/keyinodes.c
+		fuse/caller.c fuse/log.c fuse/inodes.c"
+	CFLAGS="$CFLAGS $(pkg-config --cflags fuse3)"
+	LIBS="$LIBS $(pkg-config --libs fuse3)"
+fi
 # shellcheck disable=SC2086
 $CLANG $CFLAGS $SAN $IGNORE -fsanitize=fuzzer -o "$bin" "tests/fuzz/fuzz_$TARGET.c" $common \
 	"$OUT/obj/libf2fscore.a" $LIBS
