@@ -14,6 +14,7 @@
 #   make bench-writeback  the 8-job O_SYNC writeback benchmark, peers, an
 #                   IOPS-limited device (docs/benchmarks.md; QUICK=1: smoke)
 #   make bench-precache  extent precache, node read-ahead on/off (docs/benchmarks.md)
+#   make bench-compress  compressed files per algorithm vs plain, 1 GiB (docs/benchmarks.md)
 #   make fstests    fstests' quick group against the mount, needs root
 #                   (FSTESTS_ARGS="-g auto"; results: docs/conformance.md)
 #   make test-fresh make demo and make test-unit as the first commands on a
@@ -217,6 +218,14 @@ bench-writeback: deps
 bench-precache: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/bench/nodelimit
 	@tests/bench/precache.py --build $(abspath $(BUILD)) $(BENCH_PRECACHE_ARGS)
+
+# compressed files: 1 GiB written and read cold per algorithm against plain,
+# CPU time per GiB, blocks saved (root; not part of test)
+.PHONY: bench-compress
+bench-compress: deps
+	@$(MAKE) --no-print-directory all
+	@tests/bench/compress.py --build $(abspath $(BUILD)) --md docs/benchmarks.md \
+		--png docs/bench-compress.png $(BENCH_COMPRESS_ARGS)
 
 # small files side by side with kernel ext4 and fuse2fs (root; not part of test)
 .PHONY: bench-meta

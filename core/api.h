@@ -48,6 +48,9 @@ struct f2fs_mount_opts {
 	uint32_t node_ra;
 	bool no_node_ra;	/* node_ra=0: one synchronous read per node */
 	uint32_t node_ra_depth;	/* device requests in flight; 0 = the default */
+	/* threads that compress (decompress) a write's (read's) clusters: the
+	 * caller and compress_threads - 1 helpers; 0 = one per CPU, up to 4 */
+	uint32_t compress_threads;
 	size_t extent_cache_size;	/* bytes of read extent runs, all inodes; 0 = default */
 	/*
 	 * Whose writes take the mount's writepages lock, so that each keeps its
@@ -293,6 +296,13 @@ bool f2fs_in_atomic_write(struct f2fs_sb *sb, uint32_t ino);
 /* The caller no longer refers to ino (opts.held): free it if unlinked and closed. */
 int f2fs_forget(struct f2fs_sb *sb, uint32_t ino);
 ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len, uint64_t off);
+/*
+ * priv: F2FS_PRIV_* and F2FS_WRITE_THROUGH, for a write the caller wants
+ * on the device when it returns (O_DIRECT; O_SYNC and O_DSYNC, whose fsync
+ * follows): the file's dirty pages go first, then the write bypasses the
+ * page cache, as the kernel's direct I/O does.
+ */
+#define F2FS_WRITE_THROUGH	0x100
 ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len,
 		      uint64_t off, unsigned int priv);
 

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lz4.h>
 #include <lz4hc.h>
@@ -68,6 +69,8 @@
 #define MAX_IDLE_DICS		4
 #define BATCH_SLOTS		1024	/* >= a direct node's address slots */
 #define MAX_BATCH_CLUSTERS	256	/* >= a direct node's clusters */
+#define MAX_HELPERS		3
+#define MIN_SPLIT_CLUSTERS	8	/* fewer are not worth waking a helper */
 
 struct read_seg;
 struct read_clu;
@@ -92,10 +95,30 @@ struct f2fs_dic {
 	struct dnode_of_data *dn;
 };
 
+/*
+ * Work spread over the clusters of a batch (compressing a write's,
+ * decompressing a read's): the posting thread and the pool's helpers each
+ * take the next index until none is left.  fn's results go where arg says.
+ */
+struct cluster_job {
+	int (*fn)(void *arg, struct f2fs_dic *dic, uint32_t i);
+	void *arg;
+	uint32_t n;
+	atomic_uint next;
+	atomic_int err;			/* the first failure */
+	unsigned int active;		/* helpers inside, under the pool's lock */
+};
+
 struct f2fs_compress_pool {
 	pthread_mutex_t lock;
 	struct f2fs_dic *idle;
 	unsigned int nr_idle;
+	/* helper threads: one job posted at a time (compressed writes are serialized) */
+	pthread_cond_t work, idle_helper;
+	struct cluster_job *job;
+	pthread_t helpers[MAX_HELPERS];
+	unsigned int nr_helpers, want_helpers;
+	bool started, stop;
 };
 
 /* The last cluster an inode's readers decompressed. */
@@ -348,21 +371,6 @@ int f2fs_decompress(struct f2fs_dic *dic, unsigned int algorithm, const uint8_t 
 
 /* ======================= decompression contexts ======================= */
 
-int f2fs_compress_init(struct f2fs_sb *sb)
-{
-	struct f2fs_compress_pool *pool = calloc(1, sizeof(*pool));
-
-	if (!pool)
-		return -ENOMEM;
-	/* liblzo2's ABI check; it fails only against a mismatched library */
-	if (lzo_init() != LZO_E_OK) {
-		free(pool);
-		return -EIO;
-	}
-	pthread_mutex_init(&pool->lock, NULL);
-	sb->cpool = pool;
-	return 0;
-}
 
 static void free_dic(struct f2fs_dic *dic)
 {
@@ -379,23 +387,6 @@ static void free_dic(struct f2fs_dic *dic)
 	free(dic->clus);
 	free(dic->dn);
 	free(dic);
-}
-
-void f2fs_compress_destroy(struct f2fs_sb *sb)
-{
-	struct f2fs_compress_pool *pool = sb->cpool;
-
-	if (!pool)
-		return;
-	while (pool->idle) {
-		struct f2fs_dic *d = pool->idle;
-
-		pool->idle = d->next;
-		free_dic(d);
-	}
-	pthread_mutex_destroy(&pool->lock);
-	free(pool);
-	sb->cpool = NULL;
 }
 
 static struct f2fs_dic *get_dic(struct f2fs_sb *sb)
@@ -428,6 +419,147 @@ static void put_dic(struct f2fs_sb *sb, struct f2fs_dic *dic)
 	}
 	pthread_mutex_unlock(&pool->lock);
 	free_dic(dic);
+}
+
+/* Take indexes of job until none is left. */
+static void run_job(struct cluster_job *job, struct f2fs_dic *dic)
+{
+	uint32_t i;
+
+	while ((i = atomic_fetch_add(&job->next, 1)) < job->n) {
+		int err = dic ? job->fn(job->arg, dic, i) : -ENOMEM;
+		int none = 0;
+
+		if (err)
+			atomic_compare_exchange_strong(&job->err, &none, err);
+	}
+}
+
+static void *helper_main(void *arg)
+{
+	struct f2fs_compress_pool *pool = arg;
+	struct f2fs_dic *dic = calloc(1, sizeof(*dic));
+
+	pthread_mutex_lock(&pool->lock);
+	while (!pool->stop) {
+		struct cluster_job *job = pool->job;
+
+		if (!job || atomic_load(&job->next) >= job->n) {
+			pthread_cond_wait(&pool->work, &pool->lock);
+			continue;
+		}
+		job->active++;
+		pthread_mutex_unlock(&pool->lock);
+		run_job(job, dic);
+		pthread_mutex_lock(&pool->lock);
+		if (!--job->active)
+			pthread_cond_broadcast(&pool->idle_helper);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	free_dic(dic);
+	return NULL;
+}
+
+/*
+ * The helpers start with the first batch worth sharing, so a mount that
+ * never meets a compressed file has none.  Caller holds the pool's lock.
+ */
+static void start_helpers(struct f2fs_compress_pool *pool)
+{
+	pthread_attr_t attr;
+
+	pool->started = true;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	while (pool->nr_helpers < pool->want_helpers &&
+	       !pthread_create(&pool->helpers[pool->nr_helpers], &attr, helper_main, pool))
+		pool->nr_helpers++;	/* one that cannot start: fewer helpers, still correct */
+	pthread_attr_destroy(&attr);
+}
+
+/*
+ * Run fn over 0..n-1 on this thread (with dic) and the idle helpers; the
+ * first error, or 0.  Without helpers, or for a few clusters, or while
+ * another job is posted, this thread does it all.
+ */
+static int run_clusters(struct f2fs_sb *sb, struct f2fs_dic *dic,
+			int (*fn)(void *arg, struct f2fs_dic *dic, uint32_t i), void *arg, uint32_t n)
+{
+	struct f2fs_compress_pool *pool = sb->cpool;
+	struct cluster_job job = { .fn = fn, .arg = arg, .n = n };
+	bool posted = false;
+
+	atomic_init(&job.next, 0);
+	atomic_init(&job.err, 0);
+	if (pool->want_helpers && n >= MIN_SPLIT_CLUSTERS) {
+		pthread_mutex_lock(&pool->lock);
+		if (!pool->started)
+			start_helpers(pool);
+		if (!pool->job && pool->nr_helpers) {
+			pool->job = &job;
+			posted = true;
+			pthread_cond_broadcast(&pool->work);
+		}
+		pthread_mutex_unlock(&pool->lock);
+	}
+	run_job(&job, dic);
+	if (posted) {
+		/* every index is taken; wait for the helpers still inside */
+		pthread_mutex_lock(&pool->lock);
+		pool->job = NULL;
+		while (job.active)
+			pthread_cond_wait(&pool->idle_helper, &pool->lock);
+		pthread_mutex_unlock(&pool->lock);
+	}
+	return atomic_load(&job.err);
+}
+
+int f2fs_compress_init(struct f2fs_sb *sb)
+{
+	struct f2fs_compress_pool *pool = calloc(1, sizeof(*pool));
+	long threads = sb->opts.compress_threads;
+
+	if (!pool)
+		return -ENOMEM;
+	/* liblzo2's ABI check; it fails only against a mismatched library */
+	if (lzo_init() != LZO_E_OK) {
+		free(pool);
+		return -EIO;
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->work, NULL);
+	pthread_cond_init(&pool->idle_helper, NULL);
+	/* the calling thread is one of them */
+	if (!threads)
+		threads = sysconf(_SC_NPROCESSORS_ONLN);
+	pool->want_helpers = threads > 1 ? (unsigned int)F2FS_MIN(threads - 1, (long)MAX_HELPERS) : 0;
+	sb->cpool = pool;
+	return 0;
+}
+
+void f2fs_compress_destroy(struct f2fs_sb *sb)
+{
+	struct f2fs_compress_pool *pool = sb->cpool;
+
+	if (!pool)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pool->stop = true;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+	for (unsigned int i = 0; i < pool->nr_helpers; i++)
+		pthread_join(pool->helpers[i], NULL);
+	while (pool->idle) {
+		struct f2fs_dic *d = pool->idle;
+
+		pool->idle = d->next;
+		free_dic(d);
+	}
+	pthread_cond_destroy(&pool->work);
+	pthread_cond_destroy(&pool->idle_helper);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+	sb->cpool = NULL;
 }
 
 static int reserve_blocks(uint8_t **buf, uint32_t *have, uint32_t want)
@@ -761,6 +893,25 @@ static int decrypt_segs(const struct fscrypt_inode_info *ci, const struct read_s
 	return 0;
 }
 
+/* A read batch's compressed clusters, each into the caller's buffer if it wants it whole. */
+struct decompress_batch {
+	struct f2fs_sb *sb;
+	struct f2fs_inode *inode;
+	const struct read_clu *clus;
+	const uint8_t *cbuf;
+};
+
+static int decompress_one(void *arg, struct f2fs_dic *dic, uint32_t i)
+{
+	const struct decompress_batch *db = arg;
+	const struct read_clu *rc = &db->clus[i];
+
+	if (rc->n != (size_t)F2FS_BLKSIZE << db->inode->log_cluster_size)
+		return 0;	/* a part of it: the reader's, through the cluster cache */
+	return decompress_blocks(db->sb, db->inode, rc->start,
+				 db->cbuf + (size_t)rc->cofs * F2FS_BLKSIZE, rc->nr, dic, rc->dst);
+}
+
 /*
  * Read [pos, pos + len) (inside i_size, clusters from the one at pos on)
  * from the clusters of one direct node; *done says how many bytes.
@@ -873,14 +1024,18 @@ static int read_batch(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		err = ferr;
 	if (!err && ci)
 		err = decrypt_segs(ci, dic->segs, nseg);
+	/* the clusters the read covers whole, shared out among the threads */
+	if (!err) {
+		struct decompress_batch db = { sb, inode, dic->clus, dic->cbuf };
+
+		err = run_clusters(sb, dic, decompress_one, &db, nclu);
+	}
 	for (uint32_t i = 0; i < nclu && !err; i++) {
 		struct read_clu *rc = &dic->clus[i];
 		const uint8_t *cb = dic->cbuf + (size_t)rc->cofs * F2FS_BLKSIZE;
 
-		if (rc->n == cbytes) {
-			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, rc->dst);
+		if (rc->n == cbytes)
 			continue;
-		}
 		err = reserve_blocks(&dic->rbuf, &dic->rbuf_blocks, cs);
 		if (!err)
 			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, dic->rbuf);
@@ -1095,6 +1250,27 @@ static int reserve_bytes(uint8_t **buf, size_t *have, size_t want)
 	return 0;
 }
 
+/* A batch's clusters to compress: the first full of them, each into its slot. */
+struct compress_batch {
+	struct f2fs_inode *inode;
+	const uint8_t *const *data;
+	uint8_t *obuf;
+	size_t out;			/* bytes per slot */
+	uint32_t *nrs;			/* blocks each, 0: it goes raw */
+	uint32_t full;
+};
+
+static int compress_one(void *arg, struct f2fs_dic *dic, uint32_t i)
+{
+	struct compress_batch *cb = arg;
+	int nr = compress_cluster(cb->inode, dic, cb->data[i], cb->obuf + (size_t)i * cb->out);
+
+	if (nr < 0)
+		return nr;
+	cb->nrs[i] = (uint32_t)nr;
+	return 0;
+}
+
 /*
  * Write n whole clusters from cluster on, data[i] the i-th (the kernel's
  * writeback of a run of dirty clusters), the last with valid pages inside
@@ -1116,7 +1292,6 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	struct f2fs_dic *dic = get_dic(sb);
 	struct dnode_of_data *dn;
 	uint32_t nrs[MAX_BATCH_CLUSTERS];
-	size_t cofs[MAX_BATCH_CLUSTERS];
 	int err = dic ? batch_buffers(dic) : -ENOMEM;
 
 	*done = 0;
@@ -1127,7 +1302,6 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	dn = dic->dn;
 	while (*done < n && !err) {
 		uint32_t c0 = cluster + *done, start = c0 << log, k, i, base;
-		size_t used = 0;
 		int ferr, ioerr = 0;
 
 		if ((uint64_t)start + cs > f2fs_max_file_blocks(inode)) {
@@ -1144,22 +1318,17 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		}
 		k = F2FS_MIN(n - *done, (dn->naddrs - dn->ofs_in_node) >> log);
 		k = F2FS_MIN(k, (uint32_t)MAX_BATCH_CLUSTERS);
-		/* compress them all first: each takes its blocks, the next starts after them */
-		err = reserve_bytes(&dic->obuf, &dic->obuf_bytes, (size_t)(k - 1) * cs * F2FS_BLKSIZE +
-				    out);
-		for (i = 0; i < k && !err; i++) {
-			uint32_t v = *done + i + 1 == n ? valid : cs;
-			int nr = 0;
+		/* compress them all first, each into its own slot of obuf, shared
+		 * out among the compressing threads */
+		err = reserve_bytes(&dic->obuf, &dic->obuf_bytes, (size_t)k * out);
+		if (!err) {
+			struct compress_batch cb = {
+				.inode = inode, .data = data + *done, .obuf = dic->obuf, .out = out,
+				.nrs = nrs, .full = may_compress ? (*done + k == n && valid < cs ? k - 1 : k) : 0,
+			};
 
-			if (may_compress && v == cs)
-				nr = compress_cluster(inode, dic, data[*done + i], dic->obuf + used);
-			if (nr < 0) {
-				err = nr;
-				break;
-			}
-			nrs[i] = (uint32_t)nr;
-			cofs[i] = used;
-			used += (size_t)nr * F2FS_BLKSIZE;
+			memset(nrs, 0, k * sizeof(*nrs));
+			err = run_clusters(sb, dic, compress_one, &cb, cb.full);
 		}
 		f2fs_plug_init(dic->plug, sb->dev);
 		base = *done;
@@ -1168,7 +1337,7 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 
 			err = write_cluster_at(sb, inode, ci, dn, dn->ofs_in_node + (i << log),
 					       (c0 + i) << log, data[base + i], v, nrs[i],
-					       dic->obuf + cofs[i], dic->plug, &ioerr);
+					       dic->obuf + (size_t)i * out, dic->plug, &ioerr);
 			/* a failed request still took the cluster's blocks */
 			if (!err)
 				++*done;

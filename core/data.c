@@ -261,6 +261,48 @@ int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 	return 1;
 }
 
+static int cmp_blkaddr(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool keep_dentry_block(void *arg, uint32_t i, const uint8_t *blk)
+{
+	(void)arg, (void)i, (void)blk;
+	return true;	/* a dentry block has no footer; its slots are checked on use */
+}
+
+void f2fs_ra_dir_blocks(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t lblk, uint32_t n)
+{
+	struct f2fs_ra_result res = { 0 };
+	uint32_t addrs[F2FS_DIR_RA_BLOCKS], m = 0;
+
+	if ((dir->mode & S_IFMT) != S_IFDIR || !f2fs_node_ra_blocks(sb))
+		return;
+	n = F2FS_MIN(n, (uint32_t)F2FS_DIR_RA_BLOCKS);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t pblk, run;
+
+		if (f2fs_map_blocks(sb, dir, lblk + i, n - i, &pblk, &run) < 0)
+			break;
+		if (run == 0)
+			run = 1;
+		for (uint32_t k = 0; k < run && i + k < n; k++)
+			if (!is_hole(pblk) && f2fs_valid_main_blkaddr(sb, pblk + k))
+				addrs[m++] = pblk + k;
+		i += run;
+	}
+	if (m < 2)
+		return;		/* one block: the reader's own read is as good */
+	qsort(addrs, m, sizeof(*addrs), cmp_blkaddr);
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb),
+			     keep_dentry_block, NULL, &res);
+	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
+	f2fs_stat_add(sb, node_ra_requests, res.requests);
+}
+
 /*
  * Read `bytes` starting `skip` bytes into physical block pblk into dst with
  * one vectored device read: partial first and last blocks go through

@@ -822,8 +822,18 @@ int f2fs_dir_iterate(struct f2fs_sb *sb, struct f2fs_inode *dir, uint64_t off,
 		return -ENOMEM;
 
 	ret = 0;
+	uint64_t ra_next = n;
 	while (n < nblocks && ret == 0) {
 		uint32_t pblk = NULL_ADDR, run = 0;
+
+		/* a listing reads every block: ask for the next batch together */
+		if (n >= ra_next) {
+			uint64_t left = nblocks - n;
+
+			f2fs_ra_dir_blocks(sb, dir, (uint32_t)n,
+					   (uint32_t)F2FS_MIN(left, (uint64_t)F2FS_DIR_RA_BLOCKS));
+			ra_next = n + F2FS_DIR_RA_BLOCKS;
+		}
 		uint32_t want = (uint32_t)F2FS_MIN(nblocks - n, (uint64_t)UINT32_MAX);
 
 		/* map first so that long holes are skipped in one step */

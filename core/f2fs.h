@@ -207,6 +207,9 @@ uint8_t *f2fs_pc_get(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, u
 struct f2fs_inode_pages *f2fs_pc_detach(struct f2fs_pagecache *pc,
 					struct f2fs_inode_pages **ipp);
 void f2fs_pc_free(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip, bool written);
+/* Drop the pages from index from on, never written (truncation); true if none is left,
+ * and then *ipp is detached and freed. */
+bool f2fs_pc_truncate(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, uint64_t from);
 /* The oldest dirty inode, if it is expire_ms old or the cache is past half its limit. */
 bool f2fs_pc_oldest(struct f2fs_pagecache *pc, uint64_t expire_ms, uint32_t *ino);
 bool f2fs_pc_over_limit(struct f2fs_pagecache *pc);
@@ -738,6 +741,13 @@ int f2fs_map_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 /* Put every mapped run of a regular file into its read extent cache (read lock held). */
 int f2fs_precache_inode(struct f2fs_sb *sb, struct f2fs_inode *inode);
 /* Read one data block: 1 if mapped, 0 if a hole (buf zeroed), <0 on error. */
+/*
+ * Dentry blocks lblk..lblk+n of a directory (at most F2FS_DIR_RA_BLOCKS)
+ * read ahead into the cache in sorted, coalesced requests, for a listing
+ * that is about to read them one by one; off with node_ra=0.
+ */
+#define F2FS_DIR_RA_BLOCKS 64
+void f2fs_ra_dir_blocks(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t lblk, uint32_t n);
 int f2fs_read_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t lblk,
 			 uint8_t *buf);
 ssize_t f2fs_file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf, size_t len,
@@ -778,6 +788,8 @@ bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode);
 ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf,
 			  size_t len, uint64_t off);
 int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool background);
+/* truncate_pagecache: before a truncation to size, what lies past it goes unwritten */
+void f2fs_truncate_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
 /* file.c: write back one file's dirty pages, taking the locks a change takes */
 int f2fs_writeback_file(struct f2fs_sb *sb, uint32_t ino);
 /* write(2) through the page cache when -o writeback allows it (file.c f2fs_write) */

@@ -233,13 +233,15 @@ ssize_t f2fs_write(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len
 ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t len,
 		      uint64_t off, unsigned int priv)
 {
+	bool through = priv & F2FS_WRITE_THROUGH;
 	struct f2fs_inode *inode;
 	bool sync;
 	ssize_t r;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | F2FS_OP_KEEP_PAGES | f2fs_op_priv(priv),
-			    &inode);
+	/* through: the dirty pages are written back first, so the write lands over them */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | (through ? 0 : F2FS_OP_KEEP_PAGES) |
+			    f2fs_op_priv(priv), &inode);
 	if (err)
 		return err;
 	/* f2fs_file_write_iter: not even through a handle opened before chattr +i */
@@ -247,6 +249,8 @@ ssize_t f2fs_write_as(struct f2fs_sb *sb, uint32_t ino, const void *buf, size_t 
 		r = S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
 	else if (f2fs_is_immutable(inode) || f2fs_is_verity(inode))
 		r = -EPERM;	/* verity: a handle opened for writing before it was enabled */
+	else if (through)
+		r = f2fs_file_write(sb, inode, buf, len, off);
 	else
 		r = f2fs_file_write_cached(sb, inode, buf, len, off);
 	/* balance_dirty_pages: past the limit, the writer writes its own file back */
@@ -273,7 +277,9 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 	struct f2fs_timespec now;
 	int err;
 
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(sa->priv), &inode);
+	/* dirty pages stay: only a size change needs them (below) */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | F2FS_OP_KEEP_PAGES | f2fs_op_priv(sa->priv),
+			    &inode);
 	if (err)
 		return err;
 	f2fs_now(&now);
@@ -308,6 +314,16 @@ int f2fs_setattr(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_setattr *sa
 		    sa->size != inode->size) {
 			err = -EPERM;
 			goto out;
+		}
+		/* the cache follows a cut (a file that may not be cached, as after
+		 * chattr, writes its pages first); an extension leaves it alone */
+		if (inode->pages && sa->size < inode->size) {
+			if (f2fs_may_cache_write(sb, inode))
+				f2fs_truncate_pages(sb, inode, sa->size);
+			else
+				err = f2fs_writeback_inode(sb, inode, false);
+			if (err)
+				goto out;
 		}
 		if (inode->cow)
 			err = f2fs_atomic_truncate(sb, inode, sa->size);
@@ -360,7 +376,8 @@ int f2fs_remove_privs(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_cred *
 
 	if (killed)
 		*killed = 0;
-	err = f2fs_begin_op(sb, ino, 0, &inode);
+	/* a mode change: the dirty pages stay */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_KEEP_PAGES, &inode);
 	if (err)
 		return err;
 	if (S_ISREG(inode->mode)) {

@@ -533,10 +533,10 @@ static int walk_fetch(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, co
 			err = f2fs_check_node_footer(sb, blk, nids[i], ino, ofs[i]);
 		} else if ((err = f2fs_get_node_info(sb, nids[i], &ni)) != 0) {
 			break;
-		} else if (ni.blkaddr == NULL_ADDR || !f2fs_valid_main_blkaddr(sb, ni.blkaddr) ||
-			   f2fs_cache_lookup(sb->cache, ni.blkaddr, blk)) {
-			/* bad addresses are f2fs_get_node's to report; cached ones are here */
-			err = f2fs_get_node(sb, nids[i], ino, ofs[i], blk);
+		} else if (ni.blkaddr == NULL_ADDR || !f2fs_valid_main_blkaddr(sb, ni.blkaddr)) {
+			err = f2fs_get_node(sb, nids[i], ino, ofs[i], blk);	/* reports it */
+		} else if (f2fs_cache_lookup(sb->cache, ni.blkaddr, blk)) {
+			err = f2fs_check_node_footer(sb, blk, nids[i], ino, ofs[i]);
 		} else {
 			rd[m++] = (struct walk_read){ ni.blkaddr, i };
 		}
@@ -681,13 +681,15 @@ int f2fs_walk_dnodes(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t end,
 		uint64_t kids = (end - F2FS_MIN(end, start[2 + h]) + span - 1) / span;
 
 		kids = F2FS_MIN(kids, (uint64_t)w.batch);
+		if (!kids)
+			continue;	/* the file ends before nodes of this height */
 		if (h == 0 && kids > 4) {
 			/* a batch of direct nodes: the mount's buffer, unless in use */
 			pool = atomic_exchange(&sb->walk_buf, NULL);
 			w.buf[0] = pool ? pool : f2fs_alloc_blocks(NIDS_PER_BLOCK);
 			pool = w.buf[0];
 		} else {
-			w.buf[h] = f2fs_alloc_blocks(F2FS_MAX(kids, 1));
+			w.buf[h] = f2fs_alloc_blocks(kids);
 		}
 		if (!w.buf[h])
 			err = -ENOMEM;

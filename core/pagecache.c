@@ -180,6 +180,28 @@ void f2fs_pc_free(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip, bool w
 	free(ip);
 }
 
+bool f2fs_pc_truncate(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, uint64_t from)
+{
+	struct f2fs_inode_pages *ip = *ipp;
+	uint32_t s, n;
+
+	if (!ip)
+		return false;
+	s = slot(ip, from);
+	n = ip->nr - s;
+	for (uint32_t i = s; i < ip->nr; i++)
+		f2fs_block_put(&pc->pool, ip->v[i].data);
+	ip->nr = s;
+	pthread_mutex_lock(&pc->lock);
+	pc->nr_dirty -= n;
+	pc->dropped += n;
+	pthread_mutex_unlock(&pc->lock);
+	if (ip->nr)
+		return false;
+	f2fs_pc_free(pc, f2fs_pc_detach(pc, ipp), false);
+	return true;
+}
+
 bool f2fs_pc_oldest(struct f2fs_pagecache *pc, uint64_t expire_ms, uint32_t *ino)
 {
 	bool due = false;

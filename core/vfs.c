@@ -46,7 +46,8 @@ int f2fs_begin_op(struct f2fs_sb *sb, uint32_t ino, unsigned int flags, struct f
 		f2fs_end_op(sb, inode);
 		return -ESTALE;
 	}
-	/* every change but write(2) sees the file as the device holds it */
+	/* a change sees the file as the device holds it, unless it keeps the
+	 * pages (write(2), attributes, truncation: f2fs_truncate_pages) */
 	if (inode->pages && !(flags & F2FS_OP_KEEP_PAGES)) {
 		err = f2fs_writeback_inode(sb, inode, false);
 		if (err) {

@@ -11,8 +11,11 @@
  * the kernel's WB_SYNC_NONE), so that all its dirty pages land in one run.
  *
  * What writes an inode back: every change to it other than write(2)
- * (f2fs_begin_op: fsync, setattr and truncation, fallocate, ioctls, xattrs,
- * so each of them sees the file as on disk), the dirty limit (the writer
+ * (f2fs_begin_op: fsync, fallocate, ioctls, xattrs, so each of them sees
+ * the file as on disk; a truncation instead drops the pages past the new
+ * size, f2fs_truncate_pages, and other attribute changes leave them), a
+ * write that must reach the device (F2FS_WRITE_THROUGH: O_SYNC, O_DSYNC,
+ * O_DIRECT, which then bypasses the cache), the dirty limit (the writer
  * writes its own inode back), the flusher (fuse/writeback.c: the oldest
  * inode once it is older than the expire or the cache is past half its
  * limit), checkpoints, unmount, a full-sync shutdown and key removal
@@ -75,6 +78,30 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 	if (was_clean && inode->pages)
 		f2fs_ihold(sb, inode);
 	return err;
+}
+
+/*
+ * Before a truncation to size (caller holds the inode's write lock): the
+ * pages wholly past it are dropped, not written, and the one it cuts keeps
+ * zeros after it, so that a later extension reads zeros, as the kernel's
+ * truncate_pagecache and truncate_setsize leave the page cache.  The
+ * blocks reserved for the dropped pages go with the truncation's NEW_ADDR
+ * slots.
+ */
+void f2fs_truncate_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
+{
+	uint8_t *page;
+
+	if (!inode->pages)
+		return;
+	if (f2fs_pc_truncate(sb->pc, &inode->pages, (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE)) {
+		/* the hold f2fs_cached_write took; the caller has its own reference */
+		f2fs_iput(sb, inode);
+		return;
+	}
+	page = size % F2FS_BLKSIZE ? f2fs_pc_find(inode->pages, size / F2FS_BLKSIZE) : NULL;
+	if (page)
+		memset(page + size % F2FS_BLKSIZE, 0, F2FS_BLKSIZE - size % F2FS_BLKSIZE);
 }
 
 /*

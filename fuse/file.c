@@ -159,8 +159,11 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
+	/* the kernel passes O_SYNC/O_DSYNC (also RWF_*SYNC) and O_DIRECT per write */
 	n = f2fs_write_as(fs->sb, f2fs_fuse_nid(fs, ino), buf, size, (uint64_t)off,
-			  f2fs_fuse_priv(req, fs));
+			  f2fs_fuse_priv(req, fs) |
+			  (!fi->writepage && (fi->flags & (O_DIRECT | O_SYNC | O_DSYNC)) ?
+			   F2FS_WRITE_THROUGH : 0));
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	if (n > 0 && direct_write(fi))

@@ -117,6 +117,7 @@ static int run(int argc, char *argv[])
 	mopts.node_ra = c.node_ra;
 	mopts.no_node_ra = c.no_node_ra;
 	mopts.node_ra_depth = c.node_ra_depth;
+	mopts.compress_threads = c.compress_threads;
 	mopts.extent_cache_size = c.extent_cache_size;
 	mopts.serialize_io = c.serialize_io;
 	mopts.min_seq_blocks = c.min_seq_blocks;
@@ -205,6 +206,10 @@ out_umount:
 	f2fs_keyctl_stop(&fs);
 	f2fs_fuse_stop_op_stats(&fs);
 	if (c.io_stats) {
+		/* the dirty data unmount writes back belongs in the counts (its errors
+		 * are f2fs_umount's to report, which tries again) */
+		if (fs.sb)
+			f2fs_sync_data(fs.sb);
 		f2fs_fuse_print_io_stats(&fs);
 		f2fs_fuse_print_op_stats(&fs);
 	}

@@ -45,6 +45,7 @@ enum {
 	KEY_NOQUOTA,
 	KEY_NODE_RA,
 	KEY_NODE_RA_DEPTH,
+	KEY_COMPRESS_THREADS,
 	KEY_EXTENT_CACHE_SIZE,
 	KEY_DCACHE_SIZE,
 	KEY_READDIRPLUS,
@@ -76,6 +77,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
 	FUSE_OPT_KEY("node_ra=", KEY_NODE_RA),
 	FUSE_OPT_KEY("node_ra_depth=", KEY_NODE_RA_DEPTH),
+	FUSE_OPT_KEY("compress_threads=", KEY_COMPRESS_THREADS),
 	FUSE_OPT_KEY("extent_cache_size=", KEY_EXTENT_CACHE_SIZE),
 	FUSE_OPT_KEY("dcache_size=", KEY_DCACHE_SIZE),
 	FUSE_OPT_KEY("precache_extents", KEY_PRECACHE),
@@ -294,6 +296,11 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			return bad_value(arg);
 		c->node_ra_depth = (uint32_t)v;
 		return 0;
+	case KEY_COMPRESS_THREADS:
+		if (parse_ulong(opt_value(arg), 10, 4, &v) || v == 0)
+			return bad_value(arg);
+		c->compress_threads = (uint32_t)v;
+		return 0;
 	case KEY_EXTENT_CACHE_SIZE:
 		if (parse_size(opt_value(arg), &c->extent_cache_size) || !c->extent_cache_size)
 			return bad_value(arg);
@@ -441,6 +448,8 @@ void f2fs_fuse_help(void)
 	       "                           a walk reaches an indirect node cold (default:\n"
 	       "                           1018, the whole node; 0: one read per node)\n"
 	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 8)\n"
+	       "    -o compress_threads=N  threads that compress a write's clusters and\n"
+	       "                           decompress a read's, 1 to 4 (default: one per CPU)\n"
 	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"
 	       "                           files (default: 16 MiB)\n"
 	       "    -o dcache_size=N[K|M|G]  bytes of name indexes of often looked-up\n"

@@ -25,6 +25,7 @@ struct f2fs_fuse_cli {
 	bool have_read_ahead;
 	struct f2fs_mount_opts *mopts;	/* compression options go straight in */
 	uint32_t node_ra, node_ra_depth;
+	uint32_t compress_threads;
 	bool no_node_ra;
 	size_t extent_cache_size;
 	enum f2fs_serialize_io serialize_io;

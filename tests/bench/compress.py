@@ -144,8 +144,15 @@ def sha_file(path):
             h.update(b)
 
 
-def mount_opts(alg):
-    return [] if alg == "plain" else ["compress_algorithm=" + alg, "compress_extension=*"]
+def mount_opts(args, alg):
+    """An algorithm, "plain", or either with more options: lz4@compress_threads=1."""
+    extra = args.opts.split(",") if args.opts else []
+    if "@" in alg:
+        alg, more = alg.split("@", 1)
+        extra += more.split("+")
+    if alg == "plain":
+        return extra
+    return ["compress_algorithm=" + alg, "compress_extension=*"] + extra
 
 
 def fresh_image(image, size):
@@ -160,7 +167,7 @@ def fresh_image(image, size):
 def write_phase(args, image, src, alg):
     mnt = os.path.join(args.dir, "mnt")
     drop_caches()
-    m = Mount(args.binary, image, mnt, ["rw", "direct"] + mount_opts(alg))
+    m = Mount(args.binary, image, mnt, ["rw", "direct"] + mount_opts(args, alg))
     try:
         path = os.path.join(mnt, "f")
         buf = bytearray(MiB)
@@ -182,7 +189,7 @@ def write_phase(args, image, src, alg):
             finally:
                 os.close(fd)
         saved = 0
-        if alg != "plain":
+        if not alg.startswith("plain"):
             fd = os.open(path, os.O_RDONLY)
             try:
                 saved = struct.unpack("<Q", fcntl.ioctl(fd, F2FS_IOC_GET_COMPRESS_BLOCKS,
@@ -194,10 +201,12 @@ def write_phase(args, image, src, alg):
     return t, cpu, saved
 
 
-def read_phase(args, image, size, check=None):
+def read_phase(args, image, size, alg, check=None):
     mnt = os.path.join(args.dir, "mnt")
     drop_caches()
-    m = Mount(args.binary, image, mnt, ["ro", "direct"])
+    opts = [o for o in mount_opts(args, alg) if not o.startswith("compress_")
+            or o.startswith("compress_threads")]
+    m = Mount(args.binary, image, mnt, ["ro", "direct"] + opts)
     try:
         buf = bytearray(MiB)
         total = 0
@@ -254,7 +263,7 @@ def run(args):
                     wt, wcpu, saved = write_phase(args, image, srcs[kind], alg)
                     if r == 0:
                         fsck(image)
-                    rt, rcpu = read_phase(args, image, size, sums[kind] if r == 0 else None)
+                    rt, rcpu = read_phase(args, image, size, alg, sums[kind] if r == 0 else None)
                     e = res.setdefault(kind, {}).setdefault(alg, {
                         "write_s": [], "write_cpu": [], "read_s": [], "read_cpu": [],
                         "saved": []})
@@ -321,7 +330,7 @@ def table(med, size, args, load):
             lines.append("| %s | %s | %.0f (%.2fx) | %.2f | %.0f (%.2fx) | %.2f | %s |" % (
                 kind, alg, m["write_mibs"], m.get("write_ratio", 0), m["write_cpu_per_gib"],
                 m["read_mibs"], m.get("read_ratio", 0), m["read_cpu_per_gib"],
-                "-" if alg == "plain" else "%d (%.0f%%)" % (m["saved"], 100 * m["saved"] / blocks)))
+                "-" if alg.startswith("plain") else "%d (%.0f%%)" % (m["saved"], 100 * m["saved"] / blocks)))
     lz4 = med.get("text", {}).get("lz4")
     if lz4 and "read_ratio" in lz4:
         lines += ["", "Targets (compressible lz4): read at least as fast as plain: %.2fx (%s); "
@@ -361,18 +370,19 @@ def plot(med, png, title):
         w = 0.8 / len(algs)
         for i, alg in enumerate(algs):
             xs = [k + i * w for k in range(len(kinds))]
+            color = "C%d" % i
             if key == "read_cpu_per_gib":
                 ax.bar(xs, [med[k][alg]["write_cpu_per_gib"] for k in kinds], w * 0.5,
-                       label=alg + " write", hatch="//", alpha=0.6)
+                       color=color, hatch="//", alpha=0.55, edgecolor="black", linewidth=0.3)
                 ax.bar([x + w * 0.5 for x in xs], [med[k][alg][key] for k in kinds], w * 0.5,
-                       label=alg + " read")
+                       color=color)
             else:
-                ax.bar(xs, [med[k][alg][key] for k in kinds], w, label=alg)
+                ax.bar(xs, [med[k][alg][key] for k in kinds], w, label=alg, color=color)
         ax.set_xticks([k + 0.4 - w / 2 for k in range(len(kinds))])
         ax.set_xticklabels(kinds)
         ax.set_title(label)
     axes[0].legend(fontsize=8)
-    axes[2].legend(fontsize=6, ncol=2)
+    axes[2].set_title("CPU s/GiB (hatched: write, solid: read)")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
@@ -389,8 +399,16 @@ def main():
     ap.add_argument("--png")
     ap.add_argument("--md")
     ap.add_argument("--label", default="")
+    ap.add_argument("--opts", default="", help="more mount options, for every mount")
     ap.add_argument("--keep-sources", action="store_true")
+    ap.add_argument("--replot", metavar="JSON", help="only draw --png from a run's --json")
     args = ap.parse_args()
+    if args.replot:
+        with open(args.replot) as f:
+            saved = json.load(f)
+        plot(saved["medians"], args.png, "compressed files, %s, load %s -> %s" % (
+            args.label, saved["load"][0], saved["load"][1]))
+        return
     args.binary = os.path.join(args.build, "f2fs-fuse")
     args.algs = args.algs.split(",")
     if not args.label:
@@ -404,8 +422,8 @@ def main():
     print(text)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"runs": res, "medians": med, "size": size, "load": [load0, load1]}, f,
-                      indent=1)
+            json.dump({"runs": res, "medians": med, "size": size, "load": [load0, load1],
+                   "label": args.label}, f, indent=1)
     if args.png:
         plot(med, args.png, "compressed files, %s, load %s -> %s" % (args.label, load0, load1))
     if args.md:

@@ -369,6 +369,8 @@ static void visit_file(struct walk *w, uint32_t ino)
 {
 	uint64_t off = 0;
 
+	/* the batched walk of every direct node first: the reads then map from its runs */
+	f2fs_precache_extents(w->sb, ino);
 	while (w->bytes < w->lim->max_read_bytes && off < w->lim->max_file_bytes) {
 		ssize_t r = f2fs_read(w->sb, ino, w->buf, sizeof(w->buf), off);
 

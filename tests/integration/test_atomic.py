@@ -38,9 +38,12 @@ def fresh_read(fd, n, off=0):
     return os.pread(fd, n, off)
 
 
-def put(path, data):
+def put(path, data, sync=False):
     with open(path, "wb") as f:
         f.write(data)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def checkpoint(mnt):
@@ -416,7 +419,7 @@ def test_cleaning_moves_cow_blocks(rwimage, fusectl):  # noqa: F811
         d = blob(100, off)
         os.pwrite(fd, d, off)
         exp[off:off + 100] = d
-    put(os.path.join(p, "filler"), blob(3 * MiB, 42))    # the data log moves on
+    put(os.path.join(p, "filler"), blob(3 * MiB, 42), sync=True)   # the data log moves on
     os.unlink(os.path.join(p, "filler"))
     checkpoint(p)
     with open(img.image, "rb") as im:

@@ -320,7 +320,8 @@ def test_compress_mode_fs_refuses_file_ioctls(rwimage):
 @pytest.mark.parametrize("opt", ["compress_algorithm=gzip", "compress_algorithm=lzo:3",
                                  "compress_algorithm=zstd:99", "compress_log_size=9",
                                  "compress_log_size=1", "compress_mode=auto",
-                                 "compress_extension=waytoolong"])
+                                 "compress_extension=waytoolong", "compress_threads=0",
+                                 "compress_threads=5"])
 def test_bad_compression_options(f2fs_fuse, tmp_path, opt):
     img = tmp_path / "x.img"
     with open(img, "wb") as f:
@@ -432,16 +433,18 @@ def mixed(n, seed):
     return bytes(out[:n])
 
 
-@pytest.mark.parametrize("log", [2, 5])
-def test_batches_across_nodes(rwimage, log):
+@pytest.mark.parametrize("log,threads", [(2, 0), (2, 1), (5, 4)])
+def test_batches_across_nodes(rwimage, log, threads):
     """Writes and reads of many clusters at once (a direct node's clusters
     go together): files spanning the inode's slots and several direct
     nodes, written in 1 MiB + 4097 byte pieces from an unaligned offset,
     compressed and raw clusters mixed in each; then rewritten in the middle;
     read back with aligned, unaligned and small reads, before and after a
-    remount; fsck.f2fs agrees."""
+    remount; fsck.f2fs agrees.  The codec work on one thread, the default
+    (one per CPU) and four."""
+    opts = ["compress_extension=*", "compress_log_size=%d" % log]
     img = rwimage(size=160 * MiB, features=FEATURES,
-                  options=["compress_extension=*", "compress_log_size=%d" % log])
+                  options=opts + (["compress_threads=%d" % threads] if threads else []))
     p = img.mount()
     size = 11 * MiB + 777
     b = bytearray(size)

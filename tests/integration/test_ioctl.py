@@ -195,7 +195,8 @@ def test_gc_checkpoint_and_status(rwimage, fusectl):  # noqa: F811
     img = rwimage(options=(NO_PERIODIC,))
     p = img.mount()
     for i in range(40):
-        write_file(os.path.join(p, "f%d" % i), blob(256 * 1024, i))
+        # on the device now, so that the unlinks below leave holes in segments
+        write_file(os.path.join(p, "f%d" % i), blob(256 * 1024, i), sync=True)
     for i in range(0, 40, 2):
         os.unlink(os.path.join(p, "f%d" % i))
     fd = os.open(p, os.O_RDONLY)
@@ -235,10 +236,14 @@ def test_defrag_and_extents(rwimage, fusectl):  # noqa: F811
     a, b = os.path.join(p, "a"), os.path.join(p, "b")
     with open(a, "wb") as fa, open(b, "wb") as fb:
         for i in range(64):
+            # each block allocated before the other file's next (writeback
+            # would allocate each file's dirty blocks as one run)
             fa.write(blob(BLK, i))
             fa.flush()
+            os.fsync(fa.fileno())
             fb.write(blob(BLK, 100 + i))
             fb.flush()
+            os.fsync(fb.fileno())
     assert len(extents(fusectl, a)) > 1
     r = f2fs_io("defrag_file", 0, 64 * BLK, a)
     ext = extents(fusectl, a)
@@ -302,7 +307,7 @@ def test_features_label_fitrim(rwimage, tmp_path):
     assert got == label
     assert ioctl_err(fd, SETFSLABEL, b"\xff\xfe".ljust(256, b"\0")) == errno.EINVAL
     os.close(fd)
-    write_file(os.path.join(p, "big"), blob(8 * MiB, 1))
+    write_file(os.path.join(p, "big"), blob(8 * MiB, 1), sync=True)   # in the image
     os.unlink(os.path.join(p, "big"))
     used = os.stat(img.image).st_blocks
     r = fsutil.run(["fstrim", "-v", p])

@@ -115,3 +115,32 @@ def test_bad_readdirplus_value_is_refused(rwimage, tmp_path):
     assert r.returncode != 0
     assert "readdirplus" in r.stdout, r.stdout
     assert not fsutil.is_fuse_mount(mnt)
+
+
+def ra_blocks(stderr):
+    m = re.search(r"read-ahead: (\d+) blocks in (\d+) requests", stderr)
+    assert m, stderr
+    return int(m.group(1))
+
+
+def test_listing_reads_dentry_blocks_ahead(rwimage):
+    """A cold listing of a directory of many dentry blocks asks for them in
+    batches (read ahead into the cache), not one read at a time; with
+    node_ra=0 nothing is read ahead; the names are the same either way."""
+    img = rwimage(size=128 * MiB)
+    p = img.mount()
+    os.mkdir(os.path.join(p, "big"))
+    names = sorted("entry-with-a-longer-name-%05d" % i for i in range(3000))
+    for n in names:
+        open(os.path.join(p, "big", n), "wb").close()
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    got = {}
+    for opts in (["readdirplus=never", "io_stats"], ["readdirplus=never", "io_stats", "node_ra=0"]):
+        p = img.mount(options=opts)
+        drop_caches()
+        listed = sorted(os.listdir(os.path.join(p, "big")))
+        got[opts[-1]] = ra_blocks(img.unmount().stderr())
+        assert listed == names
+    assert got["io_stats"] >= 20, got
+    assert got["node_ra=0"] == 0, got

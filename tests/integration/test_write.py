@@ -73,12 +73,16 @@ def errno_of(fn, *args, **kw):
     return 0
 
 
-def write_file(path, data, mode=0o666):
+def write_file(path, data, mode=0o666, sync=False):
+    """sync: fsync() too, so the data has its blocks on the device (the
+    page cache allocates them only at writeback)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view[:MiB]):]
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

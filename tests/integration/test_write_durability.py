@@ -128,8 +128,9 @@ def test_orphan_freed_after_crash(rwimage):
 
 def test_io_stats_option(rwimage):
     """-o io_stats prints the counts and bytes by request size at unmount;
-    1 MiB writes reach the core whole (max_write), so they show as large
-    device writes, and the bytes of each bucket lie within its sizes."""
+    1 MiB writes reach the core whole (max_write), and the page cache writes
+    a file back as one run, so the data shows as large device writes; the
+    bytes of each bucket lie within its sizes."""
     img = rwimage(options=("io_stats",))
     p = img.mount()
     write_file(os.path.join(p, "f"), blob(4 * MiB, 1))
@@ -143,7 +144,7 @@ def test_io_stats_option(rwimage):
             if len(f) >= 5 and re.fullmatch(r"[<>=]*\d+K", f[-5])}
     assert ">=512K" in rows and "4K" in rows, out
     _, writes, _, wbytes = rows[">=512K"]
-    assert writes >= 3 and wbytes >= writes * 512 * 1024, out
+    assert writes >= 1 and wbytes >= writes * 512 * 1024 and wbytes >= 3 * MiB, out
     _, writes4k, _, wbytes4k = rows["4K"]
     assert wbytes4k <= writes4k * 4096, out
     m = re.search(r"writes (\d+) \((\d+) bytes\)", out)

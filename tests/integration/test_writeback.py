@@ -12,6 +12,7 @@ fsck.f2fs after every test."""
 import errno
 import hashlib
 import os
+import re
 import struct
 import threading
 
@@ -335,5 +336,155 @@ def test_writeback_shutdown_drops(f2fs_fuse, tmp_path):
         assert daemon_read(os.path.join(p, "synced")) == a
         img.unmount()
         fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+
+
+def test_writeback_cleaning_trim_defrag(f2fs_fuse, fusectl, tmp_path):  # noqa: F811
+    """Cleaning every section, FITRIM and defragmentation while files have
+    dirty pages (over blocks on the device and over reserved ones): the
+    moves and discards touch only what is on the device, reads give the
+    dirty data all along, and after unmount the image holds it, fsck clean."""
+    import test_ioctl
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB)
+    try:
+        p = img.mount()
+        a, b = os.path.join(p, "a"), os.path.join(p, "b")
+        ma = bytearray(blob(600 * BLK, 1))
+        with open(a, "wb") as f:                   # on the device, then the log moves on
+            f.write(ma)
+            f.flush()
+            os.fsync(f.fileno())
+        with open(os.path.join(p, "filler"), "wb") as f:
+            f.write(blob(3 * MiB, 2))
+            f.flush()
+            os.fsync(f.fileno())
+        os.unlink(os.path.join(p, "filler"))
+        fd = os.open(a, os.O_RDWR)
+        try:
+            for off in range(5, len(ma), 37 * BLK + 301):  # dirty pages over written blocks
+                d = blob(3000, off)
+                assert os.pwrite(fd, d, off) == len(d)
+                ma[off:off + len(d)] = d
+            tail = blob(50 * BLK + 17, 3)                 # and over reserved ones
+            assert os.pwrite(fd, tail, len(ma)) == len(tail)
+            ma += tail
+        finally:
+            os.close(fd)
+        mb = blob(2 * MiB + 5, 4)
+        with open(b, "wb") as f:                     # only in the page cache
+            f.write(mb)
+        with open(img.image, "rb") as f:
+            sb = f.read(2048)[1024:]
+        main = struct.unpack_from("<I", sb, 92)[0]
+        seg_main = struct.unpack_from("<I", sb, 68)[0]
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            assert test_ioctl.ioctl_err(fd, test_ioctl.GC_RANGE,
+                                        struct.pack("IxxxxQQ", 1, main, seg_main * 512 - 1)) == 0
+        finally:
+            os.close(fd)
+        st = fsutil.run([fusectl, "status", p]).stdout
+        assert int(st.split("- data blocks : ")[1].split()[0]) >= 500, st
+        assert daemon_read(a) == bytes(ma)
+        assert daemon_read(b) == mb
+        r = fsutil.run(["fstrim", "-v", p])
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert daemon_read(a) == bytes(ma)
+        assert daemon_read(b) == mb
+        with open(b, "r+b") as f:                    # dirty again, then defragmented
+            f.seek(MiB)
+            f.write(blob(BLK, 5))
+        mb = mb[:MiB] + blob(BLK, 5) + mb[MiB + BLK:]
+        test_ioctl.f2fs_io("defrag_file", 0, 2 * MiB, b)
+        assert daemon_read(b) == mb
+        img.unmount()
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "a")) == bytes(ma)
+        assert daemon_read(os.path.join(p, "b")) == mb
+        img.unmount()
+    finally:
+        img.close()
+
+
+def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
+    """A truncation drops the dirty pages past the new size instead of
+    writing them (O_TRUNC rewrites write each version at most once); the
+    page it cuts reads zeros past it after an extension."""
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB + ["io_stats"])
+    try:
+        p = img.mount()
+        f = os.path.join(p, "f")
+        fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            data = blob(4 * MiB + 100, 1)
+            os.write(fd, data)
+            os.ftruncate(fd, MiB + 10)
+            assert daemon_read(f) == data[:MiB + 10]
+            os.ftruncate(fd, 2 * MiB)
+            model = data[:MiB + 10] + bytes(MiB - 10)
+            assert daemon_read(f) == model
+        finally:
+            os.close(fd)
+        for i in range(8):                         # rewritten whole, never synced
+            with open(os.path.join(p, "r"), "wb") as g:
+                g.write(blob(2 * MiB, 10 + i))
+        assert daemon_read(os.path.join(p, "r")) == blob(2 * MiB, 10 + i)
+        st = img.unmount().stderr()
+        wb = [ln for ln in st.splitlines() if "pages dirtied" in ln]
+        assert wb, st
+        dirtied, written, dropped = (int(x) for x in re.findall(
+            r"(\d+) pages dirtied, (\d+) written back, (\d+) dropped", wb[0])[0])
+        # 4 MiB cut to 1 MiB and seven 2 MiB versions: never written
+        assert dropped >= (3 * MiB + 7 * 2 * MiB) // BLK - 1, wb[0]
+        assert written <= (MiB + 2 * MiB) // BLK + 2, wb[0]
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "f")) == model
+        assert daemon_read(os.path.join(p, "r")) == blob(2 * MiB, 17)
+        img.unmount()
+    finally:
+        img.close()
+
+
+def test_writeback_sync_and_direct_write_through(f2fs_fuse, tmp_path):
+    """O_SYNC, O_DSYNC and O_DIRECT writes bypass the page cache (their
+    fsync follows, or the caller wants the device): nothing of them is
+    dirtied; one over a file's dirty pages writes those first, and the file
+    reads as the writes were made."""
+    import mmap
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB + ["io_stats"])
+    try:
+        p = img.mount()
+        for name, flag in (("s", os.O_SYNC), ("d", os.O_DSYNC)):
+            fd = os.open(os.path.join(p, name), os.O_WRONLY | os.O_CREAT | flag, 0o644)
+            try:
+                for i in range(4):
+                    os.write(fd, blob(MiB, i))
+            finally:
+                os.close(fd)
+        f = os.path.join(p, "mix")
+        model = bytearray(blob(MiB, 7))
+        with open(f, "wb") as g:                     # dirty pages
+            g.write(model)
+        fd = os.open(f, os.O_WRONLY | os.O_DIRECT)
+        try:
+            buf = mmap.mmap(-1, 256 * 1024)          # aligned for O_DIRECT
+            buf.write(blob(256 * 1024, 8))
+            assert os.pwrite(fd, buf, 128 * 1024) == 256 * 1024
+            model[128 * 1024:384 * 1024] = blob(256 * 1024, 8)
+        finally:
+            os.close(fd)
+        assert daemon_read(f) == bytes(model)
+        for name in ("s", "d"):
+            assert daemon_read(os.path.join(p, name)) == b"".join(blob(MiB, i) for i in range(4))
+        st = img.unmount().stderr()
+        dirtied = int(re.search(r"(\d+) pages dirtied", st).group(1))
+        assert dirtied == MiB // BLK, st             # the buffered write's only
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "mix")) == bytes(model)
+        img.unmount()
     finally:
         img.close()
