@@ -248,6 +248,8 @@ struct f2fs_ra_result {
 	uint64_t blocks, requests, rejected;
 };
 typedef bool (*f2fs_ra_keep_fn)(void *arg, uint32_t i, const uint8_t *blk);
+/* For blocks with no footer to check (NAT, dentry blocks): checked on use. */
+bool f2fs_ra_keep_all(void *arg, uint32_t i, const uint8_t *blk);
 void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
 			  uint32_t n, unsigned int depth, f2fs_ra_keep_fn keep, void *arg,
 			  struct f2fs_ra_result *res);

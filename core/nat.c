@@ -90,12 +90,6 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool keep_any(void *arg, uint32_t i, const uint8_t *blk)
-{
-	(void)arg, (void)i, (void)blk;
-	return true;	/* a NAT block has no footer; its entries are checked on use */
-}
-
 static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
 
 void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, unsigned int depth)
@@ -116,7 +110,7 @@ void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, un
 		addrs[m++] = nat_block_addr(sb, nid);
 	}
 	qsort(addrs, m, sizeof(*addrs), cmp_u32);
-	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, depth, keep_any, NULL, &res);
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, depth, f2fs_ra_keep_all, NULL, &res);
 	f2fs_stat_add(sb, node_ra_requests, res.requests);
 	free(addrs);
 }
