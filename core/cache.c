@@ -214,6 +214,12 @@ bool f2fs_cache_contains(struct f2fs_cache *c, uint32_t blkaddr)
 	return found;
 }
 
+bool f2fs_ra_keep_all(void *arg, uint32_t i, const uint8_t *blk)
+{
+	(void)arg, (void)i, (void)blk;
+	return true;
+}
+
 #define RA_MAX_RUN 256	/* blocks per read-ahead request (1 MiB) */
 
 /*

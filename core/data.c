@@ -268,12 +268,6 @@ static int cmp_blkaddr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool keep_dentry_block(void *arg, uint32_t i, const uint8_t *blk)
-{
-	(void)arg, (void)i, (void)blk;
-	return true;	/* a dentry block has no footer; its slots are checked on use */
-}
-
 void f2fs_ra_dir_blocks(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t lblk, uint32_t n)
 {
 	struct f2fs_ra_result res = { 0 };
@@ -298,7 +292,7 @@ void f2fs_ra_dir_blocks(struct f2fs_sb *sb, struct f2fs_inode *dir, uint32_t lbl
 		return;		/* one block: the reader's own read is as good */
 	qsort(addrs, m, sizeof(*addrs), cmp_blkaddr);
 	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb),
-			     keep_dentry_block, NULL, &res);
+			     f2fs_ra_keep_all, NULL, &res);
 	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
 	f2fs_stat_add(sb, node_ra_requests, res.requests);
 }

@@ -152,6 +152,57 @@ void f2fs_block_pool_init(struct f2fs_block_pool *pool)
 	pthread_mutex_init(&pool->lock, NULL);
 }
 
+/*
+ * A pool that is emptied and filled again in bursts (the page cache's, at
+ * each writeback) keeps its slabs: one given back to the system and taken
+ * again costs a page fault and a zeroed page for each of its blocks.
+ */
+void f2fs_block_pool_keep(struct f2fs_block_pool *pool, uint64_t keep_blocks)
+{
+	pthread_mutex_lock(&pool->lock);
+	pool->keep = keep_blocks / SLAB_BLOCKS;
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* The spares past the first, taken off the pool under its lock. */
+static struct f2fs_slab *take_spares(struct f2fs_block_pool *pool, uint64_t keep)
+{
+	struct f2fs_slab *s = pool->spare, *rest;
+
+	for (uint64_t i = 1; s && i < keep; i++)
+		s = s->next;
+	if (!s)
+		return NULL;
+	rest = s->next;
+	s->next = NULL;
+	for (struct f2fs_slab *t = rest; t; t = t->next) {
+		pool->nspare--;
+		pool->slabs--;
+	}
+	return rest;
+}
+
+static void free_slabs(struct f2fs_slab *s)
+{
+	while (s) {
+		struct f2fs_slab *next = s->next;
+
+		pool_unpoison(s, SLAB_BYTES);
+		free(s);
+		s = next;
+	}
+}
+
+void f2fs_block_pool_trim(struct f2fs_block_pool *pool)
+{
+	struct f2fs_slab *gone;
+
+	pthread_mutex_lock(&pool->lock);
+	gone = take_spares(pool, 1);
+	pthread_mutex_unlock(&pool->lock);
+	free_slabs(gone);
+}
+
 /* Every block must have been put back. */
 void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
 {
@@ -162,10 +213,9 @@ void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
 		pool_unpoison(s, SLAB_BYTES);
 		free(s);
 	}
-	if (pool->spare)
-		pool_unpoison(pool->spare, SLAB_BYTES);
-	free(pool->spare);
+	free_slabs(pool->spare);
 	pool->spare = NULL;
+	pool->nspare = 0;
 	pool->slabs = 0;
 	pthread_mutex_destroy(&pool->lock);
 }
@@ -179,7 +229,8 @@ void *f2fs_block_get(struct f2fs_block_pool *pool)
 	s = pool->partial;
 	if (!s && pool->spare) {
 		s = pool->spare;
-		pool->spare = NULL;
+		pool->spare = s->next;
+		pool->nspare--;
 		slab_link(pool, s);
 	}
 	if (!s) {
@@ -222,11 +273,13 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 	pool->blocks--;
 	if (s->free == SLAB_ALL_FREE) {
 		slab_unlink(pool, s);
-		if (pool->spare) {
+		if (pool->nspare > pool->keep) {
 			gone = s;
 			pool->slabs--;
 		} else {
+			s->next = pool->spare;
 			pool->spare = s;
+			pool->nspare++;
 		}
 	}
 	pthread_mutex_unlock(&pool->lock);

@@ -153,17 +153,23 @@ void *f2fs_alloc_blocks(size_t nr);
  * 256 KiB slabs (the kernel's kmem_cache for its node pages): one
  * allocation per 63 blocks instead of a posix_memalign (and, in a
  * thread's malloc arena, a heap-growing mprotect) per block.  A slab
- * whose blocks are all free goes back to the system, except one spare.
+ * whose blocks are all free goes back to the system, except one spare
+ * (or as many as f2fs_block_pool_keep allows).
  */
 struct f2fs_slab;
 struct f2fs_block_pool {
 	pthread_mutex_t lock;
 	struct f2fs_slab *partial;	/* slabs with a free block */
-	struct f2fs_slab *spare;	/* one wholly free slab kept */
+	struct f2fs_slab *spare;	/* wholly free slabs kept, through ->next */
 	uint64_t slabs, blocks;		/* slabs held, blocks handed out */
+	uint64_t nspare, keep;		/* spares held, and kept beyond the first */
 };
 void f2fs_block_pool_init(struct f2fs_block_pool *pool);
 void f2fs_block_pool_destroy(struct f2fs_block_pool *pool);
+/* Keep up to keep_blocks of free blocks (in whole slabs) for reuse, not just one slab. */
+void f2fs_block_pool_keep(struct f2fs_block_pool *pool, uint64_t keep_blocks);
+/* Give every free slab but one back to the system. */
+void f2fs_block_pool_trim(struct f2fs_block_pool *pool);
 void *f2fs_block_get(struct f2fs_block_pool *pool);
 void f2fs_block_put(struct f2fs_block_pool *pool, void *blk);
 
@@ -216,6 +222,8 @@ bool f2fs_pc_over_limit(struct f2fs_pagecache *pc);
 /* Put pages f2fs_pc_detach took back at the head of the list (they could not be written). */
 void f2fs_pc_relist(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip);
 bool f2fs_pc_has_dirty(struct f2fs_pagecache *pc);
+/* Nothing dirty: the free memory the pool kept goes back to the system. */
+void f2fs_pc_trim(struct f2fs_pagecache *pc);
 /* Copy the dirty pages inside [off, off + len) over buf (a read of that range). */
 void f2fs_pc_overlay(const struct f2fs_inode_pages *ip, uint8_t *buf, size_t len, uint64_t off);
 /* Up to *n dirty inodes, oldest first. */
@@ -240,6 +248,8 @@ struct f2fs_ra_result {
 	uint64_t blocks, requests, rejected;
 };
 typedef bool (*f2fs_ra_keep_fn)(void *arg, uint32_t i, const uint8_t *blk);
+/* For blocks with no footer to check (NAT, dentry blocks): checked on use. */
+bool f2fs_ra_keep_all(void *arg, uint32_t i, const uint8_t *blk);
 void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
 			  uint32_t n, unsigned int depth, f2fs_ra_keep_fn keep, void *arg,
 			  struct f2fs_ra_result *res);
@@ -1303,6 +1313,8 @@ static inline void f2fs_unlock_all(struct f2fs_sb *sb)
 #define F2FS_OP_BALANCE		0x1
 #define F2FS_OP_DIR		0x2
 #define F2FS_OP_QUOTA_PRIV	0x4
+/* write(2) of whole blocks this large bypasses the page cache (f2fs_write_as) */
+#define F2FS_STREAM_WRITE	(128u << 10)
 #define F2FS_OP_KEEP_PAGES	0x8	/* write(2): the inode's dirty pages stay (else
 					 * they are written back first) */
 /* F2FS_OP_QUOTA_PRIV where the api's priv bits (F2FS_PRIV_*) ask for it */

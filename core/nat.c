@@ -70,17 +70,24 @@ static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 	return 0;
 }
 
+/* Read-ahead settings, shared by NAT, node and dentry block read-ahead. */
+uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb)
+{
+	if (sb->opts.no_node_ra)
+		return 0;
+	return sb->opts.node_ra ? sb->opts.node_ra : F2FS_DEFAULT_NODE_RA;
+}
+
+unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb)
+{
+	return sb->opts.node_ra_depth ? sb->opts.node_ra_depth : F2FS_DEFAULT_NODE_RA_DEPTH;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static bool keep_any(void *arg, uint32_t i, const uint8_t *blk)
-{
-	(void)arg, (void)i, (void)blk;
-	return true;	/* a NAT block has no footer; its entries are checked on use */
 }
 
 static bool nat_cache_lookup(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_info *ni);
@@ -103,7 +110,7 @@ void f2fs_ra_nat_blocks(struct f2fs_sb *sb, const uint32_t *nids, uint32_t n, un
 		addrs[m++] = nat_block_addr(sb, nid);
 	}
 	qsort(addrs, m, sizeof(*addrs), cmp_u32);
-	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, depth, keep_any, NULL, &res);
+	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, depth, f2fs_ra_keep_all, NULL, &res);
 	f2fs_stat_add(sb, node_ra_requests, res.requests);
 	free(addrs);
 }
@@ -203,19 +210,52 @@ static void set_nid_range_free(struct f2fs_nm_info *nm, uint32_t lo, uint32_t hi
 }
 
 /* Build the free nid bitmap from every NAT block, then the journal. */
+#define NAT_SCAN_CHUNK 256	/* NAT blocks read per batch at mount (1 MiB) */
+
+/*
+ * NAT blocks first..first+n (block numbers of the table) into buf: the
+ * valid copy of each, neighbours in one request, several in flight.  A
+ * large device's NAT is tens of thousands of blocks, read once at mount.
+ */
+static int read_nat_chunk(struct f2fs_sb *sb, uint32_t first, uint32_t n, uint8_t *buf)
+{
+	struct f2fs_bio bios[NAT_SCAN_CHUNK];
+	struct iovec iov[NAT_SCAN_CHUNK];
+	int errs[NAT_SCAN_CHUNK];
+	uint32_t nb = 0;
+
+	for (uint32_t k = 0; k < n;) {
+		uint32_t addr = nat_block_addr(sb, (first + k) * NAT_ENTRY_PER_BLOCK), len = 1;
+
+		while (k + len < n &&
+		       nat_block_addr(sb, (first + k + len) * NAT_ENTRY_PER_BLOCK) == addr + len)
+			len++;
+		iov[nb] = (struct iovec){ buf + (size_t)k * F2FS_BLKSIZE, (size_t)len * F2FS_BLKSIZE };
+		bios[nb] = (struct f2fs_bio){ .op = F2FS_BIO_READ, .blkaddr = addr, .nr_blocks = len,
+					      .iov = &iov[nb], .iovcnt = 1 };
+		nb++;
+		k += len;
+	}
+	f2fs_submit_bios(sb->dev, bios, errs, nb, f2fs_node_ra_depth(sb));
+	for (uint32_t r = 0; r < nb; r++)
+		if (errs[r])
+			return errs[r];
+	return 0;
+}
+
 int f2fs_build_node_manager(struct f2fs_sb *sb)
 {
 	const uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
 	uint32_t nat_blocks = (sb->segment_count_nat / 2) << sb->log_blocks_per_seg;
 	struct f2fs_nm_info *nm;
-	uint8_t *blk;
+	uint8_t *chunk, *blk;
 	int err = 0;
 
 	if (sb->nm)
 		return 0;
 	nm = calloc(1, sizeof(*nm));
-	blk = f2fs_alloc_blocks(1);
-	if (!nm || !blk)
+	chunk = f2fs_alloc_blocks(NAT_SCAN_CHUNK);
+	if (!nm || !chunk)
 		goto nomem;
 	nm->hash_size = 1024;
 	nm->hash = calloc(nm->hash_size, sizeof(*nm->hash));
@@ -224,11 +264,13 @@ int f2fs_build_node_manager(struct f2fs_sb *sb)
 		goto nomem;
 	pthread_mutex_init(&nm->lock, NULL);
 	for (uint32_t b = 0; b < nat_blocks; b++) {
-		uint32_t addr = nat_block_addr(sb, b * NAT_ENTRY_PER_BLOCK);
-
-		err = f2fs_dev_read(sb->dev, addr, blk, 1);
-		if (err)
-			goto fail;
+		if (b % NAT_SCAN_CHUNK == 0) {
+			err = read_nat_chunk(sb, b, F2FS_MIN(nat_blocks - b, (uint32_t)NAT_SCAN_CHUNK),
+					     chunk);
+			if (err)
+				goto fail;
+		}
+		blk = chunk + (size_t)(b % NAT_SCAN_CHUNK) * F2FS_BLKSIZE;
 		/*
 		 * Most of a NAT is never used and reads as zeros: such a block's
 		 * nids are all free, and setting them a byte at a time keeps a
@@ -264,7 +306,7 @@ int f2fs_build_node_manager(struct f2fs_sb *sb)
 	nm->valid_node_count = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
 	nm->valid_inode_count = get_le32(sb->ckpt + CP_VALID_INODE_COUNT);
 	nm->next_free_nid = sb->root_ino;
-	free(blk);
+	free(chunk);
 	sb->nm = nm;
 	return 0;
 nomem:
@@ -275,7 +317,7 @@ fail:
 		free(nm->free_nids);
 		free(nm);
 	}
-	free(blk);
+	free(chunk);
 	return err;
 }
 

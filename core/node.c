@@ -114,18 +114,6 @@ int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t ofs, 
 
 /* ======================= node read-ahead ======================= */
 
-uint32_t f2fs_node_ra_blocks(const struct f2fs_sb *sb)
-{
-	if (sb->opts.no_node_ra)
-		return 0;
-	return sb->opts.node_ra ? sb->opts.node_ra : F2FS_DEFAULT_NODE_RA;
-}
-
-unsigned int f2fs_node_ra_depth(const struct f2fs_sb *sb)
-{
-	return sb->opts.node_ra_depth ? sb->opts.node_ra_depth : F2FS_DEFAULT_NODE_RA_DEPTH;
-}
-
 static bool is_dirty_node(struct f2fs_sb *sb, uint32_t nid)
 {
 	struct f2fs_node_table *t = sb->dirty_nodes;

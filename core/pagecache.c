@@ -28,6 +28,9 @@ struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes)
 	pc->limit = dirty_bytes / F2FS_BLKSIZE;
 	if (pc->limit < 256)
 		pc->limit = 256;	/* one FUSE write always fits */
+	/* the pages written back are the next ones dirtied: no page faults while
+	 * a writer streams through the cache (f2fs_pc_trim gives them back) */
+	f2fs_block_pool_keep(&pc->pool, pc->limit);
 	return pc;
 }
 
@@ -249,6 +252,12 @@ void f2fs_pc_relist(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip)
 	pc->head = ip;
 	pc->nr_inodes++;
 	pthread_mutex_unlock(&pc->lock);
+}
+
+void f2fs_pc_trim(struct f2fs_pagecache *pc)
+{
+	if (pc && !f2fs_pc_has_dirty(pc))
+		f2fs_block_pool_trim(&pc->pool);
 }
 
 bool f2fs_pc_has_dirty(struct f2fs_pagecache *pc)

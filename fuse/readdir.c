@@ -81,36 +81,6 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 	return 0;
 }
 
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIR);
-	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
-	struct dir_ctx d = { .req = req, .fs = fs, .size = size };
-	int err;
-
-	if (off < 0) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	d.buf = malloc(size ? size : 1);
-	if (!d.buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	err = f2fs_readdir(fs->sb, f2fs_fuse_nid(fs, ino), (uint64_t)off, fill_dir, &d);
-	if (!err)
-		err = d.err;
-	if (!err)
-		f2fs_fuse_touch_atime(fs, ino);
-	/* Entries already gathered go out; the error resurfaces on the next call. */
-	if (err && d.used == 0)
-		f2fs_fuse_reply_err(req, err);
-	else
-		fuse_reply_buf(req, d.buf, d.used);
-	free(d.buf);
-}
-
 /*
  * With attributes: the kernel links each entry with a nonzero node id
  * into its dcache as if looked up, so a stat walk after a listing costs no
@@ -148,15 +118,16 @@ static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 	return 0;
 }
 
-static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			   struct fuse_file_info *fi)
+/*
+ * READDIR and READDIRPLUS: entries from off into one reply of at most size
+ * bytes.  Entries already gathered go out; an error after them resurfaces
+ * on the next call.
+ */
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
-	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIRPLUS);
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
 	struct dir_ctx d = { .req = req, .fs = fs, .size = size };
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
-	/* No more entries than could fit: each is one inode read ahead. */
-	uint32_t max = (uint32_t)(size / fuse_add_direntry_plus(req, NULL, 0, "", NULL, 0)) + 1;
 	int err;
 
 	if (off < 0) {
@@ -168,8 +139,15 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	d.casefolded = f2fs_dir_casefolded(fs->sb, nid);
-	err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, fill_dir_plus, &d);
+	if (plus) {
+		/* No more entries than could fit: each is one inode read ahead. */
+		uint32_t max = (uint32_t)(size / fuse_add_direntry_plus(req, NULL, 0, "", NULL, 0)) + 1;
+
+		d.casefolded = f2fs_dir_casefolded(fs->sb, nid);
+		err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, fill_dir_plus, &d);
+	} else {
+		err = f2fs_readdir(fs->sb, nid, (uint64_t)off, fill_dir, &d);
+	}
 	if (!err)
 		err = d.err;
 	if (!err)
@@ -179,6 +157,20 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	else
 		fuse_reply_buf(req, d.buf, d.used);
 	free(d.buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIR);
+	do_readdir(req, ino, size, off, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READDIRPLUS);
+	do_readdir(req, ino, size, off, true);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -161,6 +161,23 @@ def test_serialize_io_option(f2fs_fuse, tmp_path):
 # ---------------------------------------------------------------- -o writeback
 
 WB = ["rw", NO_PERIODIC, "writeback", "dirty_expire_ms=60000"]
+# Writes of 128 KiB or more of whole blocks bypass the page cache (they are
+# runs already); the tests of the cache write in smaller pieces.
+CHUNK = 64 * 1024
+
+
+def small_writes(fd, data, off=0):
+    for o in range(0, len(data), CHUNK):
+        piece = data[o:o + CHUNK]
+        assert os.pwrite(fd, piece, off + o) == len(piece)
+
+
+def put_small(path, data):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        small_writes(fd, data)
+    finally:
+        os.close(fd)
 
 
 def daemon_read(path, n=None):
@@ -191,7 +208,7 @@ def test_writeback_coherence(f2fs_fuse, tmp_path):
         model = bytearray()
 
         def pwrite(fd, data, off):
-            assert os.pwrite(fd, data, off) == len(data)
+            small_writes(fd, data, off)
             if off > len(model):
                 model.extend(bytes(off - len(model)))
             model[off:off + len(data)] = data
@@ -244,8 +261,7 @@ def test_writeback_sigkill(f2fs_fuse, tmp_path):
         os.write(fd, a)
         os.fsync(fd)
         os.close(fd)
-        with open(os.path.join(p, "dirty"), "wb") as f:
-            f.write(b)
+        put_small(os.path.join(p, "dirty"), b)
         # the name is in a checkpoint, the data only in the daemon's memory
         fd = os.open(p, os.O_RDONLY)
         os.fsync(fd)
@@ -274,7 +290,7 @@ def test_writeback_enospc(f2fs_fuse, tmp_path):
         written = 0
         fd = os.open(os.path.join(p, "big"), os.O_WRONLY | os.O_CREAT, 0o644)
         try:
-            chunk = blob(MiB, 3)
+            chunk = blob(CHUNK, 3)
             with pytest.raises(OSError) as ei:
                 while True:
                     written += os.write(fd, chunk)
@@ -303,8 +319,7 @@ def test_writeback_key_removal(f2fs_fuse, fusectl, tmp_path):  # noqa: F811
         os.mkdir(top)
         ctl.out("set_policy", key_id, top)
         data = blob(MiB + 4097, 9)
-        with open(os.path.join(top, "f"), "wb") as f:
-            f.write(data)
+        put_small(os.path.join(top, "f"), data)
         ctl.out("remove_key", key_id, p)
         with open(img.image, "rb") as f:
             assert data[:4096] not in f.read(), "plaintext on the image"
@@ -372,8 +387,7 @@ def test_writeback_cleaning_trim_defrag(f2fs_fuse, fusectl, tmp_path):  # noqa: 
         finally:
             os.close(fd)
         mb = blob(2 * MiB + 5, 4)
-        with open(b, "wb") as f:                     # only in the page cache
-            f.write(mb)
+        put_small(b, mb)                             # only in the page cache
         with open(img.image, "rb") as f:
             sb = f.read(2048)[1024:]
         main = struct.unpack_from("<I", sb, 92)[0]
@@ -419,7 +433,7 @@ def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
         fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             data = blob(4 * MiB + 100, 1)
-            os.write(fd, data)
+            small_writes(fd, data)
             os.ftruncate(fd, MiB + 10)
             assert daemon_read(f) == data[:MiB + 10]
             os.ftruncate(fd, 2 * MiB)
@@ -428,8 +442,7 @@ def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
         finally:
             os.close(fd)
         for i in range(8):                         # rewritten whole, never synced
-            with open(os.path.join(p, "r"), "wb") as g:
-                g.write(blob(2 * MiB, 10 + i))
+            put_small(os.path.join(p, "r"), blob(2 * MiB, 10 + i))
         assert daemon_read(os.path.join(p, "r")) == blob(2 * MiB, 10 + i)
         st = img.unmount().stderr()
         wb = [ln for ln in st.splitlines() if "pages dirtied" in ln]
@@ -450,8 +463,8 @@ def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
 
 def test_writeback_sync_and_direct_write_through(f2fs_fuse, tmp_path):
     """O_SYNC, O_DSYNC and O_DIRECT writes bypass the page cache (their
-    fsync follows, or the caller wants the device): nothing of them is
-    dirtied; one over a file's dirty pages writes those first, and the file
+    fsync follows, or the caller wants the device), as do buffered writes
+    of 128 KiB or more of whole blocks: nothing of them is dirtied; one over a file's dirty pages writes those first, and the file
     reads as the writes were made."""
     import mmap
     img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB + ["io_stats"])
@@ -464,10 +477,11 @@ def test_writeback_sync_and_direct_write_through(f2fs_fuse, tmp_path):
                     os.write(fd, blob(MiB, i))
             finally:
                 os.close(fd)
+        with open(os.path.join(p, "big"), "wb") as g:  # whole blocks, 1 MiB a write
+            g.write(blob(2 * MiB, 9))
         f = os.path.join(p, "mix")
         model = bytearray(blob(MiB, 7))
-        with open(f, "wb") as g:                     # dirty pages
-            g.write(model)
+        put_small(f, model)                          # dirty pages
         fd = os.open(f, os.O_WRONLY | os.O_DIRECT)
         try:
             buf = mmap.mmap(-1, 256 * 1024)          # aligned for O_DIRECT
@@ -479,6 +493,7 @@ def test_writeback_sync_and_direct_write_through(f2fs_fuse, tmp_path):
         assert daemon_read(f) == bytes(model)
         for name in ("s", "d"):
             assert daemon_read(os.path.join(p, name)) == b"".join(blob(MiB, i) for i in range(4))
+        assert daemon_read(os.path.join(p, "big")) == blob(2 * MiB, 9)
         st = img.unmount().stderr()
         dirtied = int(re.search(r"(\d+) pages dirtied", st).group(1))
         assert dirtied == MiB // BLK, st             # the buffered write's only
