@@ -864,7 +864,7 @@ static bool state_ok(struct f2fs_sb *sb, size_t flushed, char *why, size_t whyle
 	return true;
 }
 
-static uint64_t rnd_state = 88172645463325252ull;
+static uint64_t rnd_state, rnd_seed = 88172645463325252ull;
 
 static uint64_t rnd(void)
 {
@@ -1071,6 +1071,11 @@ static void replay(const struct workload *w, const uint8_t *base, size_t len, in
 
 	model_reset();
 	nseen = 0;
+	/* each workload's states from the seed and its name alone: -w reproduces them */
+	rnd_state = rnd_seed;
+	for (const char *c = w->name; *c; c++)
+		rnd_state = (rnd_state ^ (uint8_t)*c) * 1099511628211ull;
+	rnd_state |= 1;
 	memset(&wlog, 0, sizeof(wlog));
 	im.buf = malloc(len);
 	start = malloc(len);
@@ -1161,7 +1166,7 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "s:r:l:w:npRv")) != -1) {
 		if (opt == 's')
-			rnd_state = strtoull(optarg, NULL, 0) | 1;
+			rnd_seed = strtoull(optarg, NULL, 0);
 		else if (opt == 'r')
 			per_epoch = atoi(optarg);
 		else if (opt == 'l')
