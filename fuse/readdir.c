@@ -59,6 +59,18 @@ static mode_t ftype_mode(unsigned int file_type)
 	}
 }
 
+/* The entry's name as a C string for libfuse; false (and d->err) if too long. */
+static bool entry_name(struct dir_ctx *d, const char *name, size_t len, char nm[DIR_NAME_MAX + 1])
+{
+	if (len > DIR_NAME_MAX) {
+		d->err = -ENAMETOOLONG;
+		return false;
+	}
+	memcpy(nm, name, len);
+	nm[len] = '\0';
+	return true;
+}
+
 static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 		    unsigned int file_type, uint64_t next_off)
 {
@@ -67,12 +79,8 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 	struct stat st = { .st_ino = ino, .st_mode = ftype_mode(file_type) };
 	size_t need, room = d->size - d->used;
 
-	if (len > DIR_NAME_MAX) {
-		d->err = -ENAMETOOLONG;
+	if (!entry_name(d, name, len, nm))
 		return 1;
-	}
-	memcpy(nm, name, len);
-	nm[len] = '\0';
 
 	need = fuse_add_direntry(d->req, d->buf + d->used, room, nm, &st, (off_t)next_off);
 	if (need > room)
@@ -95,12 +103,8 @@ static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 	struct fuse_entry_param e;
 	size_t need, room = d->size - d->used;
 
-	if (len > DIR_NAME_MAX) {
-		d->err = -ENAMETOOLONG;
+	if (!entry_name(d, name, len, nm))
 		return 1;
-	}
-	memcpy(nm, name, len);
-	nm[len] = '\0';
 	/* Sized first: an entry that does not fit must not count as a lookup. */
 	need = fuse_add_direntry_plus(d->req, NULL, 0, nm, NULL, (off_t)next_off);
 	if (need > room)

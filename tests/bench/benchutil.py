@@ -1081,3 +1081,39 @@ def main(argv):
 
 if __name__ == "__main__":
     main(sys.argv)
+
+
+def cpu_seconds(pid):
+    """utime + stime of the whole process (all threads, dead ones too)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Mount:
+    """An f2fs-fuse daemon in the foreground on mnt, its output in mnt.log."""
+
+    def __init__(self, binary, image, mnt, opts):
+        self.mnt = mnt
+        os.makedirs(mnt, exist_ok=True)
+        self.logf = mnt.rstrip("/") + ".log"
+        with open(self.logf, "wb") as lf:
+            self.p = subprocess.Popen([binary, "-f", "-o", ",".join(opts), image, mnt],
+                                      stdout=lf, stderr=subprocess.STDOUT)
+        for _ in range(1000):
+            if os.path.ismount(mnt):
+                return
+            if self.p.poll() is not None:
+                raise RuntimeError("mount failed: " + open(self.logf).read())
+            time.sleep(0.01)
+        raise RuntimeError("mount timed out")
+
+    def cpu(self):
+        return cpu_seconds(self.p.pid)
+
+    def close(self):
+        """Unmount, wait for the daemon; its output (-o io_stats and all)."""
+        subprocess.run(["fusermount3", "-u", self.mnt], check=True)
+        self.p.wait(timeout=600)
+        with open(self.logf, errors="replace") as f:
+            return f.read()

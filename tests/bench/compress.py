@@ -45,6 +45,8 @@ import subprocess
 import sys
 import time
 
+from benchutil import Mount  # noqa: E402
+
 MiB = 1 << 20
 GiB = 1 << 30
 F2FS_IOC_GET_COMPRESS_BLOCKS = 0x8008f511
@@ -58,35 +60,6 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def cpu_seconds(pid):
-    """utime + stime of the whole process (all threads, dead ones too)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class Mount:
-    def __init__(self, binary, image, mnt, opts):
-        self.mnt = mnt
-        os.makedirs(mnt, exist_ok=True)
-        self.logf = mnt.rstrip("/") + ".log"
-        with open(self.logf, "wb") as lf:
-            self.p = subprocess.Popen([binary, "-f", "-o", ",".join(opts), image, mnt],
-                                      stdout=lf, stderr=subprocess.STDOUT)
-        for _ in range(1000):
-            if os.path.ismount(mnt):
-                return
-            if self.p.poll() is not None:
-                raise RuntimeError("mount failed: " + open(self.logf).read())
-            time.sleep(0.01)
-        raise RuntimeError("mount timed out")
-
-    def cpu(self):
-        return cpu_seconds(self.p.pid)
-
-    def close(self):
-        subprocess.run(["fusermount3", "-u", self.mnt], check=True)
-        self.p.wait(timeout=600)
 
 
 def drop_caches():

@@ -35,6 +35,8 @@ import subprocess
 import sys
 import time
 
+from benchutil import Mount  # noqa: E402
+
 MiB = 1 << 20
 GiB = 1 << 30
 F2FS_IOC_PRECACHE_EXTENTS = 0xF50F
@@ -43,28 +45,6 @@ F2FS_IOC_PRECACHE_EXTENTS = 0xF50F
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
-
-class Mount:
-    def __init__(self, binary, image, mnt, opts):
-        self.mnt = mnt
-        os.makedirs(mnt, exist_ok=True)
-        self.logf = mnt.rstrip("/") + ".log"
-        with open(self.logf, "wb") as lf:
-            self.p = subprocess.Popen([binary, "-f", "-o", ",".join(opts), image, mnt],
-                                      stdout=lf, stderr=subprocess.STDOUT)
-        for _ in range(600):
-            if os.path.ismount(mnt):
-                return
-            if self.p.poll() is not None:
-                raise RuntimeError("mount failed: " + open(self.logf).read())
-            time.sleep(0.01)
-        raise RuntimeError("mount timed out")
-
-    def close(self):
-        subprocess.run(["fusermount3", "-u", self.mnt], check=True)
-        self.p.wait(timeout=600)
-        with open(self.logf, errors="replace") as f:
-            return f.read()
 
 
 def stats(text):
