@@ -71,6 +71,15 @@ def sanitizer_report(text):
     return None
 
 
+def default_signals():
+    """Run in the daemon's child before exec: a background job of a
+    non-interactive shell (`make test &`, nohup) starts with SIGINT, SIGQUIT
+    (and SIGHUP) ignored, the daemon would inherit that, and libfuse leaves an
+    ignored signal ignored, so the signal tests would wait for nothing."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class MountError(AssertionError):
     pass
 
@@ -124,7 +133,8 @@ class Mount:
         self._logf = open(self.log, "wb")
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
                                      stdout=self._logf, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True,
+                                     preexec_fn=default_signals)
         LIVE.add(self)
         deadline = time.monotonic() + MOUNT_TIMEOUT
         while time.monotonic() < deadline:
