@@ -5,6 +5,8 @@
 #                   I/O statistics) and leave it mounted at ./mnt
 #   make test       install packages, build, run unit and integration tests
 #   make asan       the whole suite under AddressSanitizer + UBSan
+#   make test-fuzz-corpus  every fuzz corpus input through the targets built
+#                   without libFuzzer (part of make test-unit)
 #   make fuzz       libFuzzer targets (clang): FUZZ_TARGET=image (default), rw,
 #                   recovery, fscrypt, keyctl; FUZZ_SECONDS (docs/fuzzing.md)
 #   make crash-replay  every recorded write and flush of a workload replayed as
@@ -71,7 +73,7 @@ TOOL_OBJ   := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 LIBCORE    := $(BUILD)/libf2fscore.a
 
 .PHONY: all clean deps demo test test-fresh test-unit test-integration test-kernel fsx crashtest \
-        asan fuzz bench install umount-demo check-layers crash-replay
+        asan fuzz bench install umount-demo check-layers crash-replay test-fuzz-corpus
 
 all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
@@ -129,8 +131,26 @@ $(BUILD)/tests/bench/nodelimit: tests/bench/nodelimit.c $(LIBCORE) Makefile
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
 	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
+# the fuzz targets without libFuzzer (tests/fuzz/standalone.c): `make
+# test-fuzz-corpus` runs every input of tests/fuzz/corpus through them, so
+# each crash the fuzzers found stays a test
+FUZZ_TARGETS := image rw recovery fscrypt keyctl
+FUZZ_REPLAY  := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/replay_%)
+FUZZ_COMMON  := tests/fuzz/fuzz_common.c tests/lib/testdev.c
+FUZZ_KEYCTL  := tests/lib/testdev.c fuse/keysock.c fuse/keyctl.c fuse/keyclaims.c \
+                fuse/keyinodes.c fuse/caller.c fuse/log.c fuse/inodes.c
+fuzz_srcs = $(if $(filter fscrypt,$(1)),,$(if $(filter keyctl,$(1)),$(FUZZ_KEYCTL),$(FUZZ_COMMON)))
+
+$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c $(FUZZ_COMMON) \
+		$(FUZZ_KEYCTL) $(LIBCORE) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes $(DEPFLAGS) $(COMPRESS_CFLAGS) \
+	    $(if $(filter keyctl,$*),$(FUSE_CFLAGS)) -Icore -Icrypto -Itests/lib -Ifuse -o $@ \
+	    tests/fuzz/fuzz_$*.c tests/fuzz/standalone.c $(call fuzz_srcs,$*) $(LIBCORE) $(LDFLAGS) \
+	    $(if $(filter keyctl,$*),$(FUSE_LIBS)) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+
 -include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(TOOL_OBJ) \
-	$(BUILD)/tests/crash/replay $(BUILD)/tests/bench/nodelimit)
+	$(BUILD)/tests/crash/replay $(BUILD)/tests/bench/nodelimit $(FUZZ_REPLAY))
 
 # ---- packages ----
 deps:
@@ -156,6 +176,13 @@ test-fresh:
 test-unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 	$(PYTHON) tests/unit/check_utf8.py $(BUILD)/tests/unit/test_utf8 $(UCD_DIR)
+	@$(MAKE) --no-print-directory test-fuzz-corpus
+
+# every fuzz corpus input, on the seed images tests/fuzz/run.sh makes
+test-fuzz-corpus: $(FUZZ_REPLAY)
+	@set -e; seeds=$$(FUZZ_SEEDS_ONLY=1 FUZZ_OUT=$(BUILD)/fuzz-seeds tests/fuzz/run.sh | tail -n 1); \
+	for t in $(FUZZ_TARGETS); do echo "== fuzz corpus: $$t"; \
+	    F2FS_FUZZ_SEEDS=$$seeds $(BUILD)/tests/fuzz/replay_$$t tests/fuzz/corpus/$$t/*; done
 
 # no core/ file calls one on a higher floor (docs/design.md)
 check-layers: $(CORE_OBJ)

@@ -524,9 +524,11 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb)
 
 	/*
 	 * Replay writes dentry and data blocks as it goes, at the logs'
-	 * positions of the last checkpoint; a node found corrupt later must
-	 * leave the device as it was (the kernel keeps them in the page
-	 * cache, unwritten while recovery runs, and drops them on failure).
+	 * positions of the last checkpoint, and moving the logs on writes
+	 * summary blocks; a node or summary found corrupt on the way must
+	 * leave the device as it was (the kernel keeps all of it in the page
+	 * cache, unwritten until the checkpoint, and drops it on failure).
+	 * The checkpoint is the commit point: everything before it is held.
 	 */
 	f2fs_dev_hold_writes(sb->dev);
 	if (!err)
@@ -534,9 +536,6 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb)
 	for (uint32_t i = 0; i < l.nr; i++)
 		f2fs_iput(sb, l.e[i].inode);
 	free(l.e);
-	rerr = f2fs_dev_release_writes(sb->dev, !err);
-	if (!err)
-		err = rerr;
 	if (!err)
 		err = f2fs_allocate_new_segments(sb);
 	/* the checkpoint's quota files count what it replayed */
@@ -544,6 +543,9 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb)
 		err = f2fs_quota_sync(sb);
 	if (!err)
 		err = f2fs_write_dirty_nodes(sb);
+	rerr = f2fs_dev_release_writes(sb->dev, !err);
+	if (!err)
+		err = rerr;
 	if (!err)
 		err = f2fs_write_checkpoint(sb, false);
 	if (err) {

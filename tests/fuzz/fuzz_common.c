@@ -27,8 +27,21 @@ const struct fuzz_walk_limits fuzz_walk_default = {
 	.max_read_bytes = 256 << 10, .max_file_bytes = 64 << 10,
 };
 
+/*
+ * The driver's messages are dropped while fuzzing; F2FS_FUZZ_LOG=1 prints
+ * them, to see why a reproduced input was refused or what it wrote.
+ */
 void fuzz_quiet_log(void *arg, enum f2fs_log_level lvl, const char *msg)
 {
+	static int show = -1;
+
+	if (show < 0) {
+		const char *env = getenv("F2FS_FUZZ_LOG");
+
+		show = env && *env && *env != '0';
+	}
+	if (show)
+		fprintf(stderr, "f2fs[%d]: %s\n", (int)lvl, msg);
 }
 
 static bool block_is_zero(const uint8_t *b)

@@ -19,6 +19,9 @@
 #   FUZZ_JOBS     parallel fuzzing processes (default 1; uses -fork)
 #   FUZZ_ARGS     extra libFuzzer arguments
 #   FUZZ_BUILD_ONLY=1  build the binaries and seeds, print the seed list, stop
+#   FUZZ_SEEDS_ONLY=1  make the seeds alone, print the seed list, stop (for
+#                 `make test-fuzz-corpus`, which replays the corpora through
+#                 builds of the targets without libFuzzer)
 #   CLANG         compiler (default clang)
 #
 # The starting inputs are in tests/fuzz/corpus/TARGET (small patch lists).
@@ -38,7 +41,9 @@ CLANG=${CLANG:-clang}
 PATH=$PATH:/usr/sbin:/sbin
 export PATH
 
-command -v "$CLANG" >/dev/null || { echo "run.sh: $CLANG not found" >&2; exit 1; }
+SEEDS_ONLY=${FUZZ_SEEDS_ONLY:-}
+[ -n "$SEEDS_ONLY" ] || command -v "$CLANG" >/dev/null ||
+	{ echo "run.sh: $CLANG not found" >&2; exit 1; }
 for t in mkfs.f2fs sload.f2fs fsck.f2fs; do
 	command -v $t >/dev/null || { echo "run.sh: $t not found (f2fs-tools)" >&2; exit 1; }
 done
@@ -47,38 +52,41 @@ case $TARGET in image|rw|recovery|fscrypt|keyctl) ;; *)
 esac
 mkdir -p "$OUT/seeds" "$OUT/corpus-$TARGET" "$OUT/artifacts"
 
-# ---- build: the core and crypto/ once, instrumented for coverage and the
-# sanitizers (the project's Makefile, its own build folder), then each target ----
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-IGNORE="-fsanitize-coverage-ignorelist=$(pwd)/tests/fuzz/coverage-ignore.txt"
-# the Makefile rebuilds on source changes, not on flag changes: a new set of
-# flags starts from a clean object folder
-FLAGS_STAMP="$CLANG $SAN $IGNORE $(cat tests/fuzz/coverage-ignore.txt)"
-if [ "$(cat "$OUT/obj/flags" 2>/dev/null)" != "$FLAGS_STAMP" ]; then
-	rm -rf "$OUT/obj"
-	mkdir -p "$OUT/obj"
-	printf '%s' "$FLAGS_STAMP" > "$OUT/obj/flags"
-fi
-make --no-print-directory -s BUILD="$OUT/obj" CC="$CLANG" \
-	OPT="-O1 -g -fno-omit-frame-pointer" SAN="$SAN -fsanitize=fuzzer-no-link $IGNORE" \
-	"$OUT/obj/libf2fscore.a"
-LIBS="-pthread $(pkg-config --libs libcrypto liblz4 libzstd lzo2)"
-CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-pointer \
-	-Wall -Wextra -Werror -Wno-unused-parameter -pthread -Icore -Icrypto -Itests/lib -Ifuse \
-	$(pkg-config --cflags libcrypto liblz4 libzstd lzo2)"
-bin="$OUT/fuzz_$TARGET"
-common="tests/fuzz/fuzz_common.c tests/lib/testdev.c"
-[ "$TARGET" = fscrypt ] && common=""
-if [ "$TARGET" = keyctl ]; then
-	# the fuse/ files of the key control, built here with the target's flags
-	common="tests/lib/testdev.c fuse/keysock.c fuse/keyctl.c fuse/keyclaims.c fuse/keyinodes.c
-		fuse/caller.c fuse/log.c fuse/inodes.c"
-	CFLAGS="$CFLAGS $(pkg-config --cflags fuse3)"
-	LIBS="$LIBS $(pkg-config --libs fuse3)"
-fi
-# shellcheck disable=SC2086
-$CLANG $CFLAGS $SAN $IGNORE -fsanitize=fuzzer -o "$bin" "tests/fuzz/fuzz_$TARGET.c" $common \
-	"$OUT/obj/libf2fscore.a" $LIBS
+build_target() {
+	# ---- build: the core and crypto/ once, instrumented for coverage and the
+	# sanitizers (the project's Makefile, its own build folder), then each target ----
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+	IGNORE="-fsanitize-coverage-ignorelist=$(pwd)/tests/fuzz/coverage-ignore.txt"
+	# the Makefile rebuilds on source changes, not on flag changes: a new set of
+	# flags starts from a clean object folder
+	FLAGS_STAMP="$CLANG $SAN $IGNORE $(cat tests/fuzz/coverage-ignore.txt)"
+	if [ "$(cat "$OUT/obj/flags" 2>/dev/null)" != "$FLAGS_STAMP" ]; then
+		rm -rf "$OUT/obj"
+		mkdir -p "$OUT/obj"
+		printf '%s' "$FLAGS_STAMP" > "$OUT/obj/flags"
+	fi
+	make --no-print-directory -s BUILD="$OUT/obj" CC="$CLANG" \
+		OPT="-O1 -g -fno-omit-frame-pointer" SAN="$SAN -fsanitize=fuzzer-no-link $IGNORE" \
+		"$OUT/obj/libf2fscore.a"
+	LIBS="-pthread $(pkg-config --libs libcrypto liblz4 libzstd lzo2)"
+	CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-pointer \
+		-Wall -Wextra -Werror -Wno-unused-parameter -pthread -Icore -Icrypto -Itests/lib -Ifuse \
+		$(pkg-config --cflags libcrypto liblz4 libzstd lzo2)"
+	bin="$OUT/fuzz_$TARGET"
+	common="tests/fuzz/fuzz_common.c tests/lib/testdev.c"
+	[ "$TARGET" = fscrypt ] && common=""
+	if [ "$TARGET" = keyctl ]; then
+		# the fuse/ files of the key control, built here with the target's flags
+		common="tests/lib/testdev.c fuse/keysock.c fuse/keyctl.c fuse/keyclaims.c fuse/keyinodes.c
+			fuse/caller.c fuse/log.c fuse/inodes.c"
+		CFLAGS="$CFLAGS $(pkg-config --cflags fuse3)"
+		LIBS="$LIBS $(pkg-config --libs fuse3)"
+	fi
+	# shellcheck disable=SC2086
+	$CLANG $CFLAGS $SAN $IGNORE -fsanitize=fuzzer -o "$bin" "tests/fuzz/fuzz_$TARGET.c" $common \
+		"$OUT/obj/libf2fscore.a" $LIBS
+}
+[ -n "$SEEDS_ONLY" ] || build_target
 
 # ---- seed images: mkfs.f2fs's smallest (52 MiB) for the empty one, the
 # smallest sload.f2fs fills (64 MiB; 72 MiB with a 4 MiB file); sparse ----
@@ -138,7 +146,7 @@ LIST="$LIST:$OUT/seeds/corpus/base-C.img"
 echo "$LIST" > "$OUT/seeds/list"
 F2FS_FUZZ_SEEDS=$LIST
 export F2FS_FUZZ_SEEDS
-if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then
+if [ -n "${FUZZ_BUILD_ONLY:-}" ] || [ -n "$SEEDS_ONLY" ]; then
 	echo "$LIST"
 	exit 0
 fi

@@ -12,7 +12,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
+/* optional in libFuzzer, so weak here: a target may go without it */
+__attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int main(int argc, char **argv)
@@ -22,7 +23,8 @@ int main(int argc, char **argv)
 	struct timespec t0, t1, c0, c1;
 	unsigned long runs = 0;
 
-	LLVMFuzzerInitialize(&argc, &argv);
+	if (LLVMFuzzerInitialize)
+		LLVMFuzzerInitialize(&argc, &argv);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	for (int i = 1; i < argc; i++) {
