@@ -1232,6 +1232,10 @@ static int write_cluster_at(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		inode->compr_blocks -= cs - old_nr;
 	if (nr)
 		inode->compr_blocks += cs - nr;
+	if (nr)
+		f2fs_stat_add(sb, clusters_compressed, 1);
+	else
+		f2fs_stat_add(sb, clusters_raw, 1);
 	return 0;
 }
 
@@ -1252,6 +1256,7 @@ static int reserve_bytes(uint8_t **buf, size_t *have, size_t want)
 
 /* A batch's clusters to compress: the first full of them, each into its slot. */
 struct compress_batch {
+	struct f2fs_sb *sb;
 	struct f2fs_inode *inode;
 	const uint8_t *const *data;
 	uint8_t *obuf;
@@ -1264,6 +1269,8 @@ static int compress_one(void *arg, struct f2fs_dic *dic, uint32_t i)
 {
 	struct compress_batch *cb = arg;
 	int nr = compress_cluster(cb->inode, dic, cb->data[i], cb->obuf + (size_t)i * cb->out);
+
+	f2fs_stat_add(cb->sb, compress_runs, 1);
 
 	if (nr < 0)
 		return nr;
@@ -1323,7 +1330,7 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		err = reserve_bytes(&dic->obuf, &dic->obuf_bytes, (size_t)k * out);
 		if (!err) {
 			struct compress_batch cb = {
-				.inode = inode, .data = data + *done, .obuf = dic->obuf, .out = out,
+				.sb = sb, .inode = inode, .data = data + *done, .obuf = dic->obuf, .out = out,
 				.nrs = nrs, .full = may_compress ? (*done + k == n && valid < cs ? k - 1 : k) : 0,
 			};
 

@@ -1198,6 +1198,7 @@ struct f2fs_sb {
 			node_ra_requests, node_ra_rejected, precache_nodes;
 		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks,
 			sync_merged;
+		atomic_uint_fast64_t compress_runs, clusters_compressed, clusters_raw;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */
