@@ -11,14 +11,17 @@ import fcntl
 import os
 import re
 import struct
+import threading
 
 import pytest
 
 import fsutil
 from test_compress_write import (F2FS_IOC_GET_COMPRESS_BLOCKS, F2FS_IOC_RELEASE_COMPRESS_BLOCKS,
                                  FEATURES, text)
+from test_ioctl import extents
+from test_keys import fusectl  # noqa: F401
 from test_write import MiB, RWImage
-from test_writeback import NO_PERIODIC, daemon_read
+from test_writeback import NO_PERIODIC, breaks, daemon_read, geometry
 
 BLK = 4096
 WB = ["rw", NO_PERIODIC, "writeback", "dirty_expire_ms=60000", "io_stats",
@@ -220,6 +223,57 @@ def test_fsync_then_crash(f2fs_fuse, tmp_path):
             assert blk == b[off:off + BLK] or blk == bytes(len(blk)), off
         # a crashed cluster's reserved slots take a new write
         appends(os.path.join(p, "dirty"), b"more", 4)
+        img.unmount()
+        fsutil.fsck_check(img.image)
+    finally:
+        img.close()
+
+
+def test_concurrent_writeback_runs(f2fs_fuse, fusectl, tmp_path):  # noqa: F811
+    """8 threads dirty their own compressed files (incompressible data: raw
+    clusters, a block per slot) in 64 KiB writes, then fsync them at once.
+    Under serialize_io=auto a compressed file's writeback holds the
+    writepages lock (the kernel's __should_serialize_io), so each file is
+    one physical run, broken only where a segment ends.  (Under never the
+    clusters of a direct node are still allocated in one tight loop, after
+    their compression, so interleaving there is too rare to test for.)"""
+    writers, size = 8, 2 * MiB
+    img = RWImage(f2fs_fuse, tmp_path, features=FEATURES, size=512 * MiB,
+                  options=WB + ["serialize_io=auto"])
+    try:
+        p = img.mount()
+        seg0, bps = geometry(img.image)
+        data = {i: os.urandom(size) for i in range(writers)}
+        paths = {i: os.path.join(p, "w%d" % i) for i in data}
+        errors = []
+        barrier = threading.Barrier(writers)
+
+        def writer(i):
+            try:
+                fd = os.open(paths[i], os.O_WRONLY | os.O_CREAT, 0o644)
+                try:
+                    for o in range(0, size, 65536):
+                        assert os.write(fd, data[i][o:o + 65536]) == 65536
+                    barrier.wait()
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append((i, e))
+
+        threads = [threading.Thread(target=writer, args=(i,)) for i in data]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        found = {}
+        for i in data:
+            ext = extents(fusectl, paths[i])
+            assert sum(e[2] for e in ext) == size // BLK
+            found[i] = breaks(ext, seg0, bps, size // BLK)
+            assert daemon_read(paths[i]) == data[i]
+        assert all(not b for b in found.values()), found
         img.unmount()
         fsutil.fsck_check(img.image)
     finally:
