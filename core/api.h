@@ -417,6 +417,9 @@ struct f2fs_io_stats {
 	 * them (one node write and one flush each), and the node blocks written */
 	uint64_t fsync_requests, fsync_commits, fsync_node_blocks;
 	uint64_t sync_merged;	/* checkpoint requests a concurrent checkpoint served */
+	/* compressed files: clusters given to the codec, and clusters written
+	 * compressed and raw (each cluster write is one of the two) */
+	uint64_t compress_runs, clusters_compressed, clusters_raw;
 };
 void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st);
 

@@ -37,8 +37,9 @@
  * writeback does (f2fs_write_multi_pages): compressed when the policy
  * allows it, the cluster lies wholly inside i_size and the data saves at
  * least one block, raw otherwise.  write(2) gets there by read-modify-write
- * of each cluster it touches (f2fs_write_compressed); a page cache will
- * call the same writer at writeback.  lzo-rle clusters are written as plain
+ * of each cluster it touches (f2fs_write_compressed), or with -o writeback
+ * by dirtying pages, whose clusters writeback completes from the file and
+ * writes whole (f2fs_write_dirty_clusters).  lzo-rle clusters are written as plain
  * LZO1X streams (bitstream version 0), which the kernel's decompressor
  * reads as lzo-rle: liblzo2 has no lzo-rle encoder.
  *
@@ -1232,6 +1233,10 @@ static int write_cluster_at(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		inode->compr_blocks -= cs - old_nr;
 	if (nr)
 		inode->compr_blocks += cs - nr;
+	if (nr)
+		f2fs_stat_add(sb, clusters_compressed, 1);
+	else
+		f2fs_stat_add(sb, clusters_raw, 1);
 	return 0;
 }
 
@@ -1252,6 +1257,7 @@ static int reserve_bytes(uint8_t **buf, size_t *have, size_t want)
 
 /* A batch's clusters to compress: the first full of them, each into its slot. */
 struct compress_batch {
+	struct f2fs_sb *sb;
 	struct f2fs_inode *inode;
 	const uint8_t *const *data;
 	uint8_t *obuf;
@@ -1264,6 +1270,8 @@ static int compress_one(void *arg, struct f2fs_dic *dic, uint32_t i)
 {
 	struct compress_batch *cb = arg;
 	int nr = compress_cluster(cb->inode, dic, cb->data[i], cb->obuf + (size_t)i * cb->out);
+
+	f2fs_stat_add(cb->sb, compress_runs, 1);
 
 	if (nr < 0)
 		return nr;
@@ -1323,7 +1331,7 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		err = reserve_bytes(&dic->obuf, &dic->obuf_bytes, (size_t)k * out);
 		if (!err) {
 			struct compress_batch cb = {
-				.inode = inode, .data = data + *done, .obuf = dic->obuf, .out = out,
+				.sb = sb, .inode = inode, .data = data + *done, .obuf = dic->obuf, .out = out,
 				.nrs = nrs, .full = may_compress ? (*done + k == n && valid < cs ? k - 1 : k) : 0,
 			};
 
@@ -1471,6 +1479,86 @@ int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	free(edge[0]);
 	free(edge[1]);
 	*written = (size_t)(pos - off);
+	return err;
+}
+
+/*
+ * Writeback of a compressed file's dirty pages v[0..nr), sorted by index
+ * (writeback.c): each cluster holding one is written once and whole, as
+ * the kernel's writeback does after f2fs_prepare_compress_overwrite has
+ * read the rest of the cluster: its clean pages come from the file (zeros
+ * past i_size), and it is compressed when it lies wholly inside i_size.
+ * Runs of consecutive dirty clusters go to f2fs_write_clusters together, so
+ * an appender's clusters are one device request per direct node.  The
+ * caller holds the inode's write lock, cp_rwsem shared and, when the
+ * inode is serialized, the writepages lock, and marks the inode dirty.
+ */
+int f2fs_write_dirty_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			      const struct f2fs_page *v, uint32_t nr)
+{
+	const uint32_t log = inode->log_cluster_size;
+	const size_t cbytes = (size_t)F2FS_BLKSIZE << log;
+	/* 4 MiB of clusters a batch (a direct node's worth), no more than
+	 * there are dirty pages (each dirty cluster holds one) */
+	const uint32_t batch = F2FS_MIN(F2FS_MAX(1u, 1024u >> log), F2FS_MAX(nr, 1u));
+	const struct fscrypt_inode_info *ci = NULL;
+	const uint8_t **data = NULL;
+	uint8_t *buf = NULL;
+	uint32_t s = 0;
+	int err = 0;
+
+	/* the release ioctl writes the pages back first, and write(2) refuses */
+	if (inode->inline_flags & F2FS_COMPRESS_RELEASED)
+		return -EPERM;
+	if (f2fs_is_encrypted(inode) && (err = f2fs_get_crypt_info(sb, inode, &ci)))
+		return err;
+	buf = f2fs_alloc_blocks(batch << log);
+	data = malloc(sizeof(*data) * batch);
+	if (!buf || !data) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (s < nr && !err) {
+		const uint32_t first = (uint32_t)(v[s].index >> log);
+		uint32_t n = 0, done = 0;
+
+		while (s < nr && n < batch && v[s].index >> log == first + n) {
+			const uint32_t c = first + n, inside = pages_inside(inode, c, inode->size);
+			const uint64_t cstart = (uint64_t)c << log;
+			uint8_t *cb = buf + (size_t)n * cbytes;
+			uint32_t e = s, cover = 0;
+
+			for (; e < nr && v[e].index >> log == c; e++)
+				cover += v[e].index - cstart < inside;
+			if (!inside) {
+				/* past i_size (a truncation drops such pages): nothing to keep */
+				s = e;
+				break;
+			}
+			if (cover < inside) {
+				err = fill_cluster(sb, inode, ci, c, inode->size, cb);
+				if (err)
+					break;
+			} else {
+				memset(cb + (size_t)inside * F2FS_BLKSIZE, 0,
+				       cbytes - (size_t)inside * F2FS_BLKSIZE);
+			}
+			for (; s < e; s++)
+				if (v[s].index - cstart < inside)
+					memcpy(cb + (size_t)(v[s].index - cstart) * F2FS_BLKSIZE,
+					       v[s].data, F2FS_BLKSIZE);
+			data[n++] = cb;
+		}
+		if (err || !n)
+			continue;
+		/* only the last cluster of a run can reach past i_size */
+		err = f2fs_write_clusters(sb, inode, ci, first, n, data,
+					  pages_inside(inode, first + n - 1, inode->size),
+					  need_compress(sb, inode), &done);
+	}
+out:
+	free(data);
+	free(buf);
 	return err;
 }
 

@@ -432,8 +432,14 @@ static ssize_t file_read(struct f2fs_sb *sb, struct f2fs_inode *inode, void *buf
 		return f2fs_verity_read(sb, inode, ci, buf, len, off);
 	if (inode->inline_flags & F2FS_INLINE_DATA)
 		return f2fs_read_inline_data(inode, buf, len, off);
-	if (f2fs_is_compressed(inode))
-		return f2fs_read_compressed(sb, inode, ci, buf, len, off);
+	if (f2fs_is_compressed(inode)) {
+		ssize_t r = f2fs_read_compressed(sb, inode, ci, buf, len, off);
+
+		/* what is written but not yet written back */
+		if (r > 0)
+			f2fs_pc_overlay(inode->pages, buf, (size_t)r, off);
+		return r;
+	}
 	return f2fs_read_range(sb, inode, ci, buf, len, off);
 }
 
@@ -860,13 +866,19 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 	{
 		size_t written = 0;
 
-		if (f2fs_is_compressed(inode)) {
+		if (cached && f2fs_may_cache_write(sb, inode) &&
+		    !f2fs_cached_write(sb, inode, buf, len, off)) {
+			written = len;
+		} else if (f2fs_is_compressed(inode)) {
 			const struct fscrypt_inode_info *ci = NULL;
 
 			int ser = f2fs_should_serialize_io(sb, inode,
 							   (len + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
 
-			err = f2fs_is_encrypted(inode) ? f2fs_get_crypt_info(sb, inode, &ci) : 0;
+			/* short of space (or memory) for the cache: what is cached goes first */
+			err = cached ? f2fs_writeback_inode(sb, inode, false) : 0;
+			if (!err && f2fs_is_encrypted(inode))
+				err = f2fs_get_crypt_info(sb, inode, &ci);
 			/* clusters are written (and allocated) one by one: all under the lock */
 			if (!err) {
 				if (ser)
@@ -875,9 +887,6 @@ static ssize_t do_file_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const
 				if (ser)
 					pthread_mutex_unlock(&sb->writepages);
 			}
-		} else if (cached && f2fs_may_cache_write(sb, inode) &&
-			   !f2fs_cached_write(sb, inode, buf, len, off)) {
-			written = len;
 		} else {
 			/* short of space (or memory) for the cache: what is cached goes
 			 * first, then the write as it comes, which may be short */

@@ -864,6 +864,9 @@ int f2fs_write_cluster(struct f2fs_sb *sb, struct f2fs_inode *inode,
 int f2fs_write_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			  const struct fscrypt_inode_info *ci, const uint8_t *src, size_t len,
 			  uint64_t off, size_t *written);
+/* Writeback of a compressed file's dirty pages (sorted): whole clusters, each written once. */
+int f2fs_write_dirty_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			      const struct f2fs_page *v, uint32_t nr);
 /* Cut a compressed file to size: 1 when done, 0 to truncate as any file. */
 int f2fs_truncate_compressed(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
 /* f2fs_may_compress: a regular file or directory without inline data or pin */
@@ -1198,6 +1201,7 @@ struct f2fs_sb {
 			node_ra_requests, node_ra_rejected, precache_nodes;
 		atomic_uint_fast64_t fsync_requests, fsync_commits, fsync_node_blocks,
 			sync_merged;
+		atomic_uint_fast64_t compress_runs, clusters_compressed, clusters_raw;
 	} stat;
 
 	struct f2fs_compress_pool *cpool;	/* decompression contexts */

@@ -590,6 +590,9 @@ void f2fs_get_io_stats(struct f2fs_sb *sb, struct f2fs_io_stats *st)
 	st->fsync_commits = atomic_load(&sb->stat.fsync_commits);
 	st->fsync_node_blocks = atomic_load(&sb->stat.fsync_node_blocks);
 	st->sync_merged = atomic_load(&sb->stat.sync_merged);
+	st->compress_runs = atomic_load(&sb->stat.compress_runs);
+	st->clusters_compressed = atomic_load(&sb->stat.clusters_compressed);
+	st->clusters_raw = atomic_load(&sb->stat.clusters_raw);
 }
 
 void f2fs_drop_caches(struct f2fs_sb *sb)

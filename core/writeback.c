@@ -20,7 +20,14 @@
  * inode once it is older than the expire or the cache is past half its
  * limit), checkpoints, unmount, a full-sync shutdown and key removal
  * (file.c f2fs_sync_data); other shutdowns and eviction drop the pages.
- * Compressed, pinned and inline files are written as before, at write(2).
+ *
+ * A compressed file's write(2) reserves every slot of the clusters it
+ * touches that lies inside the new i_size, since writeback writes those
+ * clusters whole (compressed, they keep every slot), and its writeback
+ * hands the dirty clusters to compress.c, which reads the rest of each,
+ * compresses it once and writes it (f2fs_write_dirty_clusters).  Pinned
+ * and inline files, and compressed ones whose blocks are released, are
+ * written as before, at write(2).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +39,29 @@
 
 bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode)
 {
-	return sb->pc && S_ISREG(inode->mode) && !f2fs_is_compressed(inode) && !inode->cow &&
-	       !(inode->inline_flags & (F2FS_INLINE_DATA | F2FS_PIN_FILE));
+	return sb->pc && S_ISREG(inode->mode) && !inode->cow &&
+	       !(inode->inline_flags & (F2FS_INLINE_DATA | F2FS_PIN_FILE | F2FS_COMPRESS_RELEASED));
+}
+
+/* The current contents of file block b, to be merged with a partial write. */
+static int read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
+			  const struct fscrypt_inode_info *ci, uint64_t b, uint8_t *page)
+{
+	uint64_t pos = b * F2FS_BLKSIZE;
+	size_t have;
+
+	if (!f2fs_is_compressed(inode))
+		return f2fs_read_for_merge(sb, inode, ci, (uint32_t)b, page);
+	/* a compressed cluster's block has no address of its own */
+	have = pos < inode->size ? (size_t)F2FS_MIN((uint64_t)F2FS_BLKSIZE, inode->size - pos) : 0;
+	if (have) {
+		ssize_t r = f2fs_read_compressed(sb, inode, ci, page, have, pos);
+
+		if (r < 0)
+			return (int)r;
+	}
+	memset(page + have, 0, F2FS_BLKSIZE - have);
+	return 0;
 }
 
 /* Caller holds the inode's write lock and cp_rwsem shared. */
@@ -41,6 +69,7 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 			  size_t len, uint64_t off)
 {
 	uint64_t end = off + len, first = off / F2FS_BLKSIZE, last = (end - 1) / F2FS_BLKSIZE;
+	uint64_t rfirst = first, rend = last + 1;
 	const struct fscrypt_inode_info *ci = NULL;
 	bool was_clean = !inode->pages;
 	int err;
@@ -50,8 +79,16 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 		if (err)
 			return err;
 	}
+	if (f2fs_is_compressed(inode)) {
+		/* the clusters' slots inside the new i_size: writeback writes them all */
+		uint64_t size = F2FS_MAX(inode->size, end);
+		uint32_t log = inode->log_cluster_size;
+
+		rfirst = first >> log << log;
+		rend = F2FS_MIN(((last >> log) + 1) << log, (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE);
+	}
 	/* delayed allocation: the space now, the address at writeback */
-	err = f2fs_reserve_blocks(sb, inode, first, last + 1);
+	err = f2fs_reserve_blocks(sb, inode, rfirst, rend);
 	if (err)
 		return err;
 	for (uint64_t b = first; b <= last; b++) {
@@ -65,7 +102,7 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 			break;
 		}
 		if (created && o1 - o0 < F2FS_BLKSIZE) {
-			err = f2fs_read_for_merge(sb, inode, ci, (uint32_t)b, page);
+			err = read_for_merge(sb, inode, ci, b, page);
 			if (err) {
 				/* nothing of this write is in it yet: zeros are what a hole reads */
 				memset(page, 0, F2FS_BLKSIZE);
@@ -130,10 +167,16 @@ int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool back
 	ser = f2fs_should_serialize_io(sb, inode, ip->nr);
 	if (!ser && background && sb->opts.serialize_io != F2FS_SERIALIZE_NEVER)
 		ser = sb->opts.serialize_io == F2FS_SERIALIZE_ALLOC ? F2FS_SER_ALLOC : F2FS_SER_FULL;
+	/* a compressed file allocates cluster by cluster as it compresses: any
+	 * serialization holds the lock throughout, as its write(2) does */
+	if (f2fs_is_compressed(inode) && ser)
+		ser = F2FS_SER_FULL;
 	/* full: the whole pass under the lock, so every run of the inode is one */
 	if (ser == F2FS_SER_FULL)
 		pthread_mutex_lock(&sb->writepages);
-	for (uint32_t s = 0, n; !err && s < ip->nr; s += n) {
+	if (f2fs_is_compressed(inode))
+		err = f2fs_write_dirty_clusters(sb, inode, ip->v, ip->nr);
+	for (uint32_t s = 0, n; !err && !f2fs_is_compressed(inode) && s < ip->nr; s += n) {
 		for (n = 1; s + n < ip->nr && n < WB_RUN &&
 			    ip->v[s + n].index == ip->v[s].index + n; n++)
 			;

@@ -134,6 +134,11 @@ void f2fs_fuse_print_io_stats(struct f2fs_fuse *fs)
 		      "blocks; %llu checkpoint requests merged into another",
 		      (unsigned long long)st.fsync_commits, (unsigned long long)st.fsync_requests,
 		      (unsigned long long)st.fsync_node_blocks, (unsigned long long)st.sync_merged);
+	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  compression: %llu clusters through the codec; "
+		      "clusters written: %llu compressed, %llu raw",
+		      (unsigned long long)st.compress_runs,
+		      (unsigned long long)st.clusters_compressed,
+		      (unsigned long long)st.clusters_raw);
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  %-8s %12s %12s %15s %15s", "size", "reads", "writes",
 		      "read bytes", "write bytes");
 	for (int b = 0; b < F2FS_IO_BUCKETS; b++)

@@ -25,6 +25,10 @@ source (untimed).
 
     compress.py --build BUILD [--size-mib 1024] [--runs 3] [--algs lz4,zstd,lzo,plain]
                 [--dir DIR] [--json OUT] [--png OUT] [--md OUT] [--label TEXT]
+                [--write-kib 1024] [--kinds text,rand] [--opts writeback,...]
+
+--write-kib sets the size of the write(2)s (4: an appender's 4 KiB pieces,
+which with --opts writeback go through the page cache).
 
 --md replaces the section "Compressed files (make bench-compress)" of OUT
 (docs/benchmarks.md) with the run's tables.  Targets (issue 13, not
@@ -143,7 +147,7 @@ def write_phase(args, image, src, alg):
     m = Mount(args.binary, image, mnt, ["rw", "direct"] + mount_opts(args, alg))
     try:
         path = os.path.join(mnt, "f")
-        buf = bytearray(MiB)
+        buf = bytearray(args.write_kib * 1024)
         with open(src, "rb", buffering=0) as s:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
@@ -220,7 +224,7 @@ def run(args):
     os.makedirs(args.dir, exist_ok=True)
     srcdir = "/dev/shm/f2fs-bench-compress"
     os.makedirs(srcdir, exist_ok=True)
-    srcs = {"text": os.path.join(srcdir, "text"), "rand": os.path.join(srcdir, "rand")}
+    srcs = {k: os.path.join(srcdir, k) for k in args.kinds}
     for kind, p in srcs.items():
         if not os.path.exists(p) or os.path.getsize(p) != size:
             log("making the %s source (%d MiB)" % (kind, args.size_mib))
@@ -286,7 +290,8 @@ def table(med, size, args, load):
         "load average %s (1/5/15 min) before the run, %s after." % (
             args.label, "%d MiB files" % args.size_mib if size < GiB
             else "%d GiB files" % (size // GiB), args.runs, load[0], load[1]),
-        "Each write goes to a fresh image (1 MiB write(2)s from /dev/shm, then",
+        "Each write goes to a fresh image (%s write(2)s from /dev/shm, then" % (
+            "1 MiB" if args.write_kib == 1024 else "%d KiB" % args.write_kib),
         "fsync); each read is cold (host caches dropped, fresh read-only mount,",
         "1 MiB read(2)s); both mounts `-o direct`. Clusters of 4 blocks,",
         "`compress_extension=*`. Speed in MiB/s of the file, ratio to plain",
@@ -373,6 +378,8 @@ def main():
     ap.add_argument("--md")
     ap.add_argument("--label", default="")
     ap.add_argument("--opts", default="", help="more mount options, for every mount")
+    ap.add_argument("--write-kib", type=int, default=1024, help="size of the write(2)s")
+    ap.add_argument("--kinds", default="text,rand", help="files: text (compressible), rand")
     ap.add_argument("--keep-sources", action="store_true")
     ap.add_argument("--replot", metavar="JSON", help="only draw --png from a run's --json")
     args = ap.parse_args()
@@ -384,6 +391,9 @@ def main():
         return
     args.binary = os.path.join(args.build, "f2fs-fuse")
     args.algs = args.algs.split(",")
+    args.kinds = args.kinds.split(",")
+    if args.write_kib < 1 or set(args.kinds) - {"text", "rand"}:
+        ap.error("--write-kib must be positive, --kinds text and/or rand")
     if not args.label:
         args.label = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load0 = "/".join(open("/proc/loadavg").read().split()[:3])

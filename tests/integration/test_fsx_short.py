@@ -53,14 +53,19 @@ def test_fsx_short(f2fs_fuse, tmp_path, seed, features):
 
 @pytest.mark.slow
 @pytest.mark.needs_binary
-@pytest.mark.parametrize("seed,opts", [(3, "compress_extension=*,compress_log_size=2"),
+@pytest.mark.parametrize("seed,opts", [(3, "compress_extension=*,compress_log_size=2,"
+                                           "nowriteback"),
                                        (4, "compress_extension=*,compress_algorithm=zstd,"
-                                           "compress_log_size=4,compress_chksum")],
-                         ids=["lz4-4", "zstd-16"])
+                                           "compress_log_size=4,compress_chksum,nowriteback"),
+                                       (5, "compress_extension=*,compress_log_size=2,writeback"),
+                                       (6, "compress_extension=*,compress_algorithm=zstd,"
+                                           "compress_log_size=3,writeback")],
+                         ids=["lz4-4", "zstd-16", "lz4-4-writeback", "zstd-8-writeback"])
 def test_fsx_compressed(f2fs_fuse, tmp_path, seed, opts):
     """Every new file compressed: writes, truncations and reads against the
     model; fallocate left out (a compressed file refuses punch and zero
-    ranges, which the model does not know)."""
+    ranges, which the model does not know).  With -o writeback, dirty
+    clusters meet reads, truncations and remounts."""
     args = ["--seed", str(seed), "--ops", str(OPS), "--image-size", "256M",
             "--remount-every", "300", "--features", "extra_attr,inode_checksum,compression",
             "--mount-options", opts, "--exclude", "falloc", "--compressible"]

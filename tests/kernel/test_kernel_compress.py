@@ -5,7 +5,9 @@ truncations into compressed clusters and a released file; fsck.f2fs must
 find the image clean, and the kernel must read the same bytes and report the
 same F2FS_IOC_GET_COMPRESS_BLOCKS counts.  The kernel then writes its own
 compressed files (and releases one, and takes back what f2fs-fuse released),
-and f2fs-fuse must read them and report the kernel's counts."""
+and f2fs-fuse must read them and report the kernel's counts.  Each test runs
+with f2fs-fuse writing at write(2) and through its page cache (-o writeback:
+whole dirty clusters compressed at writeback)."""
 
 import fcntl
 import os
@@ -53,6 +55,19 @@ def text(rng, n):
 
 
 ioctl_u64 = ktest_guest.compress_ioctl
+
+# f2fs-fuse's write paths: at write(2), and through the page cache
+WRITE_MODES = pytest.mark.parametrize("wmode", [("nowriteback",), ("writeback",)],
+                                      ids=["direct", "writeback"])
+
+
+def fsync_path(path):
+    """Write the file's dirty pages back (i_compr_blocks counts what is written)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def pwrite(path, off, data, create=False):
@@ -136,16 +151,19 @@ kumount
 """
 
 
-def test_compressed_both_ways(guest, f2fs_fuse, tmp_path):
+@WRITE_MODES
+def test_compressed_both_ways(guest, f2fs_fuse, tmp_path, wmode):
     image = mkfs(tmp_path / "compress.img", 512 * MiB, EXTRA + ",compression")
     rng = random.Random(5)
     released = []
     for opts, name in CONFIGS:
         log = int(opts.split("compress_log_size=")[1].split(",")[0])
-        with fsutil.mounted(f2fs_fuse, image, tmp_path / ("mnt-" + name), ("rw", opts)) as m:
+        with fsutil.mounted(f2fs_fuse, image, tmp_path / ("mnt-" + name),
+                            ("rw", opts) + wmode) as m:
             rel = fill_dir(os.path.join(m.path, name), log, rng)
             if "compress_extension" in opts:
                 pwrite(os.path.join(m.path, "by-extension.txt"), 0, text(rng, MiB), create=True)
+            fsync_path(rel)
             assert ioctl_u64(rel, F2FS_IOC_GET_COMPRESS_BLOCKS) > 0
             assert ioctl_u64(rel, F2FS_IOC_RELEASE_COMPRESS_BLOCKS) > 0
             released.append(os.path.relpath(rel, m.path))
@@ -188,7 +206,7 @@ def test_compressed_both_ways(guest, f2fs_fuse, tmp_path):
     assert len(kernel_files) >= 40 and sum(1 for p in kernel_files if kcb2[p]) >= 8
 
     # f2fs-fuse writes into the kernel's compressed files and its released one
-    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt-rw2", ("rw",)) as m:
+    with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt-rw2", ("rw",) + wmode) as m:
         p = os.path.join(m.path, "kernel/compr-lz4-2/c3145733")
         pwrite(p, 4096 * 3 + 7, b"f2fs-fuse was here" * 500)
         os.truncate(os.path.join(m.path, "kernel/compr-lzo-rle-4/c9437184"), 100000)
@@ -226,7 +244,8 @@ kumount
 """
 
 
-def test_encrypted_compressed_both_ways(guest, f2fs_fuse, tmp_path):
+@WRITE_MODES
+def test_encrypted_compressed_both_ways(guest, f2fs_fuse, tmp_path, wmode):
     """Compressed files in encrypted directories of four policy kinds (the
     compressed blocks encrypted as the file blocks of their slots, whatever
     the IV scheme); the kernel reads them with the key and writes its own."""
@@ -237,7 +256,7 @@ def test_encrypted_compressed_both_ways(guest, f2fs_fuse, tmp_path):
     key.write_bytes(KEY_V2)
     rng = random.Random(7)
     opts = ("rw", "key_file=%s" % key, "compress_algorithm=zstd", "compress_log_size=2",
-            "compress_chksum")
+            "compress_chksum") + wmode
     with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt-rw", opts) as m:
         key_id = ctl(fusectl_path, "add_key", "--key-file=%s" % key, m.path).strip()
         for kind in ENC_KINDS:
@@ -249,6 +268,8 @@ def test_encrypted_compressed_both_ways(guest, f2fs_fuse, tmp_path):
         assert w.errors == [], w.errors[:10]
         written = w.manifest
         compressed = sorted(ktest_guest.compressed_paths(m.path))
+        for c in compressed:
+            fsync_path(os.path.join(os.fsencode(m.path), M.unescape(c)))
         fcb = cblocks_of(m.path, compressed)
     assert sum(1 for n in fcb.values() if n) >= len(ENC_KINDS) * 6, fcb
     fsutil.fsck_check(image)
