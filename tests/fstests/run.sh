@@ -77,6 +77,12 @@ exclude=()
 # shellcheck disable=SC2016
 unshare -m --propagation private bash -c '
     set -e
+    # The namespace starts with a copy of every mount, FUSE mounts of other
+    # work on this machine too; a copy would keep their daemons from seeing
+    # their unmount. Dropping the copies here touches only this namespace.
+    findmnt -rn -t fuse,fuseblk -o TARGET | sort -r | while read -r m; do
+        umount -l "$(printf "%b" "$m")" 2>/dev/null || true
+    done
     mount -t overlay overlay -o "lowerdir=$1/sbin:/usr/sbin" /usr/sbin
     cd "$2"; shift 2
     rc=0; ./check "$@" || rc=$?
