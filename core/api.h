@@ -373,10 +373,14 @@ int f2fs_removexattr(struct f2fs_sb *sb, uint32_t ino, const char *name);
  */
 void f2fs_maintenance(struct f2fs_sb *sb);
 
-/* flags: RENAME_NOREPLACE, RENAME_EXCHANGE; F2FS_RENAME_PRIV_QUOTA for F2FS_PRIV_QUOTA */
+/*
+ * flags: RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT (cred owns the
+ * whiteout; may be NULL without it); F2FS_RENAME_PRIV_QUOTA for F2FS_PRIV_QUOTA
+ */
 #define F2FS_RENAME_PRIV_QUOTA	0x80000000u
 int f2fs_rename(struct f2fs_sb *sb, uint32_t olddir, const char *oldname, size_t oldlen,
-		uint32_t newdir, const char *newname, size_t newlen, unsigned int flags);
+		uint32_t newdir, const char *newname, size_t newlen, unsigned int flags,
+		const struct f2fs_cred *cred);
 ssize_t f2fs_readlink(struct f2fs_sb *sb, uint32_t ino, char *buf, size_t size);
 
 /* Full names ("user.foo"); size 0 asks for the needed size. -ENODATA if absent. */

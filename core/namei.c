@@ -441,6 +441,9 @@ static int is_ancestor(struct f2fs_sb *sb, uint32_t ancestor, uint32_t dir)
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
+#endif
 
 void f2fs_lock_two(struct f2fs_inode *a, struct f2fs_inode *b)
 {
@@ -462,22 +465,55 @@ void f2fs_unlock_two(struct f2fs_inode *a, struct f2fs_inode *b)
 		pthread_rwlock_unlock(&b->lock);
 }
 
+/*
+ * f2fs_create_whiteout: the character device 0:0 that RENAME_WHITEOUT
+ * leaves under the old name (overlayfs' mark of a deleted lower entry),
+ * owned as a new entry of dir would be; not linked yet.
+ */
+static int create_whiteout(struct f2fs_sb *sb, struct f2fs_inode *dir,
+			   const struct f2fs_cred *cred, struct f2fs_inode **out)
+{
+	uint32_t mode = S_IFCHR, uid, gid;
+	struct f2fs_inode *wo;
+	int err;
+
+	init_owner(dir, &mode, cred, &uid, &gid);
+	err = f2fs_new_inode(sb, dir, mode, uid, gid, &wo);
+	if (err)
+		return err;
+	err = f2fs_crypt_inherit(sb, dir, wo);
+	if (!err)
+		err = f2fs_acl_inherit(sb, dir, wo);
+	wo->dq_priv = false;
+	if (err) {
+		wo->links = 0;
+		f2fs_evict_inode(sb, wo);
+		f2fs_iput(sb, wo);
+		return err;
+	}
+	*out = wo;
+	return 0;
+}
+
 /* f2fs_rename and f2fs_cross_rename. */
 int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t olen,
-		uint32_t ndir_ino, const char *nname, size_t nlen, unsigned int flags)
+		uint32_t ndir_ino, const char *nname, size_t nlen, unsigned int flags,
+		const struct f2fs_cred *cred)
 {
-	struct f2fs_inode *odir = NULL, *ndir = NULL, *old = NULL, *victim = NULL;
+	struct f2fs_inode *odir = NULL, *ndir = NULL, *old = NULL, *victim = NULL, *wo = NULL;
 	struct f2fs_timespec now;
 	uint32_t oino, nino = 0;
 	unsigned int ftype;
-	bool cross, locked_dirs = false, dsync = false;
+	bool cross, locked_dirs = false, dsync = false, wo_linked = false;
 	bool priv = flags & F2FS_RENAME_PRIV_QUOTA;
 	int err;
 
 	flags &= ~F2FS_RENAME_PRIV_QUOTA;
-	if (flags & ~(unsigned int)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+	if (flags & ~(unsigned int)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return -EINVAL;
-	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+	if ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))
+		return -EINVAL;
+	if ((flags & RENAME_WHITEOUT) && !cred)
 		return -EINVAL;
 	err = check_name(nname, nlen);
 	if (!err && (olen == 0 || olen > F2FS_NAME_LEN))
@@ -555,6 +591,12 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 		err = -EPERM;
 		goto out;
 	}
+	/* f2fs_create_whiteout: made before anything changes, dropped on failure */
+	if (flags & RENAME_WHITEOUT) {
+		err = create_whiteout(sb, odir, cred, &wo);
+		if (err)
+			goto out;
+	}
 	if (victim)
 		f2fs_lock_two(old, victim);
 	else
@@ -628,7 +670,18 @@ int f2fs_rename(struct f2fs_sb *sb, uint32_t odir_ino, const char *oname, size_t
 		if (S_ISDIR(old->mode))
 			ndir->links++;
 	}
-	err = f2fs_delete_entry(sb, odir, oname, olen, old);
+	if (wo) {
+		/* the old name now leads to the whiteout */
+		err = f2fs_set_link(sb, odir, oname, olen, wo);
+		if (!err && S_ISDIR(old->mode) && odir->links > 2)
+			odir->links--;
+		if (!err)
+			err = f2fs_mark_inode_dirty(sb, wo);
+		if (!err)
+			wo_linked = true;
+	} else {
+		err = f2fs_delete_entry(sb, odir, oname, olen, old);
+	}
 	if (err)
 		goto out_unlock;
 	if (S_ISDIR(old->mode) && cross)
@@ -652,6 +705,11 @@ out:
 		ndir->dq_priv = false;
 		f2fs_unlock_two(odir, ndir);
 	}
+	if (wo && !wo_linked) {
+		wo->links = 0;
+		f2fs_evict_inode(sb, wo);
+	}
+	f2fs_iput(sb, wo);
 	f2fs_iput(sb, victim);
 	f2fs_iput(sb, old);
 	f2fs_iput(sb, ndir);

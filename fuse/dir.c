@@ -399,16 +399,23 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_RENAME);
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	struct f2fs_fuse_cred rc;
 	int err;
 
 	if (name_too_long(req, name) || name_too_long(req, newname))
 		return;
-	/* flags are RENAME_NOREPLACE or RENAME_EXCHANGE, as the core takes them. */
+	/*
+	 * flags are RENAME_NOREPLACE, RENAME_EXCHANGE or RENAME_WHITEOUT, as the
+	 * core takes them (the kernel asked CAP_MKNOD for a whiteout); the
+	 * caller owns a whiteout.
+	 */
 	flags &= ~F2FS_RENAME_PRIV_QUOTA;
 	if (f2fs_fuse_priv(req, fs))
 		flags |= F2FS_RENAME_PRIV_QUOTA;
+	f2fs_fuse_get_cred(req, 0, &rc);
 	err = f2fs_rename(fs->sb, f2fs_fuse_nid(fs, parent), name, strlen(name),
-			  f2fs_fuse_nid(fs, newparent), newname, strlen(newname), flags);
+			  f2fs_fuse_nid(fs, newparent), newname, strlen(newname), flags, &rc.cred);
+	f2fs_fuse_put_cred(&rc);
 	f2fs_fuse_reply_status(req, err);
 }
 

@@ -395,7 +395,7 @@ static void m_rename(struct f2fs_sb *sb, const char *from, const char *to, unsig
 
 	resolve(sb, from, &od, &ob, &st);
 	resolve(sb, to, &nd, &nb, &st);
-	err = f2fs_rename(sb, od, ob, strlen(ob), nd, nb, strlen(nb), flags);
+	err = f2fs_rename(sb, od, ob, strlen(ob), nd, nb, strlen(nb), flags, NULL);
 	CHECK(err == 0, "rename %s %s: %d", from, to, err);
 	if (flags & RENAME_EXCHANGE) {
 		int t = paths[p].id;

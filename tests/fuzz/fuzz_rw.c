@@ -64,7 +64,7 @@ static void changes(struct f2fs_sb *sb)
 			f2fs_mknod(sb, dst.ino, name, (size_t)n, S_IFREG | 0644, 0, 0, &cred, &tmp);
 		}
 		f2fs_symlink(sb, dst.ino, "ln", 2, "../hello", &cred, &tmp);
-		f2fs_rename(sb, dst.ino, "f0", 2, root, "fz-moved", 8, 0);
+		f2fs_rename(sb, dst.ino, "f0", 2, root, "fz-moved", 8, 0, NULL);
 		f2fs_unlink(sb, dst.ino, "f1", 2);
 	}
 	/* existing files: whatever the seed (and the mutation) left there */
@@ -80,7 +80,7 @@ static void changes(struct f2fs_sb *sb)
 	if (f2fs_lookup(sb, root, "hello", 5, &old) == 0)
 		f2fs_link(sb, old.ino, root, "fz-link", 7, &tmp);
 	f2fs_unlink(sb, root, "inline3000", 10);
-	f2fs_rename(sb, root, "dir", 3, root, "fz-dir2", 7, 0);
+	f2fs_rename(sb, root, "dir", 3, root, "fz-dir2", 7, 0, NULL);
 	f2fs_rmdir(sb, root, "empty-dir", 9);
 	f2fs_sync_fs(sb, false);
 	/* changes after the checkpoint, left for the unmount's */

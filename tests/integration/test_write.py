@@ -98,6 +98,7 @@ LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 AT_FDCWD = -100
 RENAME_NOREPLACE = 1
 RENAME_EXCHANGE = 2
+RENAME_WHITEOUT = 4
 FALLOC_FL_KEEP_SIZE = 0x01
 FALLOC_FL_PUNCH_HOLE = 0x02
 FALLOC_FL_ZERO_RANGE = 0x10
@@ -673,6 +674,52 @@ def test_rename(rwimage):
            "d2/moved": {"type": "d", "nlink": "2"},
            "d1": {"type": "d", "nlink": "2"}, "f4/inner": {"content": sha(b"inner")}}
     img.finish(expect(exp))
+
+
+def test_rename_whiteout(rwimage):
+    """RENAME_WHITEOUT (overlayfs' rename in its upper layer): the old name
+    becomes a character device 0:0 with no permission bits, owned by the
+    caller, the inode moves as in a plain rename; with a directory the old
+    parent loses its '..' link. Persistent and fsck-clean."""
+    img = rwimage()
+    p = img.mount()
+    j = lambda *a: os.path.join(p, *a)   # noqa: E731
+    for d in ("d1", "d2", "d1/sub"):
+        os.mkdir(j(d))
+    write_file(j("a"), b"moved data")
+    write_file(j("victim"), b"replaced")
+    write_file(j("d1", "f"), b"in d1")
+    ino = os.stat(j("a")).st_ino
+
+    renameat2(j("a"), j("b"), RENAME_WHITEOUT)
+    st = os.lstat(j("a"))
+    assert stat.S_ISCHR(st.st_mode) and st.st_rdev == 0, oct(st.st_mode)
+    assert stat.S_IMODE(st.st_mode) == 0 and st.st_nlink == 1
+    assert (st.st_uid, st.st_gid) == (os.getuid(), os.getgid())
+    assert st.st_ino != ino and os.stat(j("b")).st_ino == ino
+    assert read_file(j("b")) == b"moved data"
+    # over an existing name, and across directories
+    renameat2(j("d1", "f"), j("victim"), RENAME_WHITEOUT)
+    assert read_file(j("victim")) == b"in d1"
+    assert stat.S_ISCHR(os.lstat(j("d1", "f")).st_mode)
+    # a directory: d1 loses the link of sub's '..'
+    renameat2(j("d1", "sub"), j("d2", "sub"), RENAME_WHITEOUT)
+    assert os.stat(j("d1")).st_nlink == 2 and os.stat(j("d2")).st_nlink == 3
+    assert stat.S_ISCHR(os.lstat(j("d1", "sub")).st_mode)
+    assert os.stat(j("d2", "sub", "..")).st_ino == os.stat(j("d2")).st_ino
+    # the flags that cannot go together, and a whiteout that must not be left
+    assert errno_of(renameat2, j("b"), j("victim"),
+                    RENAME_WHITEOUT | RENAME_EXCHANGE) == errno.EINVAL
+    assert errno_of(renameat2, j("b"), j("victim"),
+                    RENAME_WHITEOUT | RENAME_NOREPLACE) == errno.EEXIST
+    assert read_file(j("b")) == b"moved data"
+    assert errno_of(renameat2, j("missing"), j("x"), RENAME_WHITEOUT) == errno.ENOENT
+    assert not os.path.lexists(j("missing"))
+    img.finish(expect({"a": {"type": "c", "mode": "0000", "nlink": "1"},
+                       "b": {"type": "f", "content": sha(b"moved data")},
+                       "victim": {"type": "f", "content": sha(b"in d1")},
+                       "d1": {"type": "d", "nlink": "2"}, "d1/f": {"type": "c"},
+                       "d1/sub": {"type": "c"}, "d2/sub": {"type": "d", "nlink": "2"}}))
 
 
 def test_rename_directory_over_empty_directory(rwimage):
