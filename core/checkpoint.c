@@ -278,6 +278,8 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 	if (err)
 		goto out;
 	err = f2fs_flush_sit_entries(sb, cp + (sb->sit_bitmap - sb->ckpt));
+	if (!err)
+		err = f2fs_flush_ssa(sb);
 	if (err)
 		goto out;
 

@@ -940,11 +940,27 @@ struct f2fs_sm_info {
 	uint8_t *pinned_secmap;		/* sections holding blocks of pinned files (gc.c) */
 	uint64_t mount_time;		/* for segment mtimes (seconds) */
 	uint64_t elapsed_base;		/* checkpoint elapsed_time at mount */
+	/*
+	 * SSA blocks changed since they were last written (a retired log's
+	 * summary, an owner changed outside the logs), as the kernel keeps
+	 * them in the meta page cache: written at the next checkpoint as
+	 * sorted runs, or when F2FS_SSA_DIRTY_MAX are held.
+	 */
+	struct f2fs_ssa_dirty {
+		uint32_t segno;
+		uint8_t *blk;
+	} *ssa_dirty;
+	uint32_t nr_ssa_dirty, cap_ssa_dirty;
 };
+#define F2FS_SSA_DIRTY_MAX	256	/* 1 MiB of SSA blocks: 512 MiB of main area */
 
 int f2fs_build_segment_manager(struct f2fs_sb *sb);
 void f2fs_destroy_segment_manager(struct f2fs_sb *sb);
 int f2fs_build_sit(struct f2fs_sb *sb);
+/* The SSA block of segno as it stands (the dirty copy, else the device's). */
+int f2fs_read_ssa(struct f2fs_sb *sb, uint32_t segno, uint8_t *buf);
+/* Write the dirty SSA blocks (before a checkpoint pack). */
+int f2fs_flush_ssa(struct f2fs_sb *sb);
 /* Allocate the next block of log `type` for a block whose summary entry is
  * sum (nid, version, ofs_in_node); returns its address in *blkaddr. */
 int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,

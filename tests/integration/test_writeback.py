@@ -148,6 +148,42 @@ def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # n
         img.close()
 
 
+def test_osync_writes_one_request_each(f2fs_fuse, tmp_path):
+    """One writer's 1 MiB O_SYNC writes cost the device two writes each:
+    the data as one run and the fsync's nodes as one run.  The summary
+    block of each segment the data log fills waits for the checkpoint (as
+    the kernel keeps it in its meta page cache) instead of a 4 KiB write of
+    its own per 2 MiB; the checkpoint at unmount writes them, and fsck
+    finds every summary right; after a crash the kernel's roll-forward and
+    ours need only the checkpointed ones."""
+    n = 64
+    img = RWImage(f2fs_fuse, tmp_path, size=512 * MiB,
+                  options=["rw", NO_PERIODIC, "serialize_io=always", "io_stats"])
+    try:
+        p = img.mount()
+        data = blob(n * MiB, 3)
+        fd = os.open(os.path.join(p, "f"), os.O_WRONLY | os.O_CREAT | os.O_SYNC, 0o644)
+        try:
+            for i in range(n):
+                assert os.write(fd, data[i * MiB:(i + 1) * MiB]) == MiB
+        finally:
+            os.close(fd)
+        st = img.unmount().stderr()
+        m = re.search(r"writes (\d+) \((\d+) bytes\)", st)
+        big = re.search(r">=512K\s+\d+\s+(\d+)", st)
+        assert m and big, st
+        # n data runs (a few split where a segment ends), n node commits,
+        # the creation's nodes: not the n / 2 summary blocks besides
+        assert int(big.group(1)) >= n - 4, st
+        assert int(m.group(1)) <= 2 * n + 8, st
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "f")) == data
+        img.unmount()
+    finally:
+        img.close()
+
+
 def test_serialize_io_option(f2fs_fuse, tmp_path):
     """A mode the daemon does not know refuses the mount."""
     img = RWImage(f2fs_fuse, tmp_path, size=64 * MiB)
