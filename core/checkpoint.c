@@ -258,16 +258,15 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 	uint32_t total = 2 + payload + orphan_blocks + data_sums + node_sums;
 	uint32_t new_pack = sb->cur_cp_pack == 1 ? 2 : 1;
 	uint32_t start = sb->cp_blkaddr + (new_pack - 1) * sb->blocks_per_seg;
-	uint8_t *cp, *blk = NULL;
-	uint32_t flags, next_free_nid = sb->root_ino, free_segs = 0, blkaddr;
+	uint8_t *cp, *pack = NULL;
+	uint32_t flags, next_free_nid = sb->root_ino, free_segs = 0, blkaddr, b;
 	int err;
 
 	if (total > sb->blocks_per_seg)
 		return -ENOSPC;
 	f2fs_stat_add(sb, checkpoints, 1);
 	cp = f2fs_alloc_blocks(1 + payload);
-	blk = f2fs_alloc_blocks(1);
-	if (!cp || !blk) {
+	if (!cp) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -278,6 +277,8 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 	if (err)
 		goto out;
 	err = f2fs_flush_sit_entries(sb, cp + (sb->sit_bitmap - sb->ckpt));
+	if (!err)
+		err = f2fs_flush_ssa(sb);
 	if (err)
 		goto out;
 
@@ -332,27 +333,44 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 	put_le32(cp + CP_CKPT_FLAGS, flags);
 	cp_set_crc(cp);
 
-	/* cp block, payload, orphans, data summaries, node summaries, cp block */
-	blkaddr = start;
-	err = write_block(sb, blkaddr++, cp);
-	for (uint32_t i = 0; !err && i < payload; i++)
-		err = write_block(sb, blkaddr++, cp + (size_t)(i + 1) * F2FS_BLKSIZE);
-	for (uint32_t b = 0; !err && b < orphan_blocks; b++) {
-		uint32_t first = b * F2FS_ORPHANS_PER_BLOCK;
+	/*
+	 * cp block, payload, orphans, data summaries, node summaries as one
+	 * request (the kernel's meta pages merge into one bio), then the cp
+	 * block again once they are stable
+	 */
+	pack = f2fs_alloc_blocks(total - 1);
+	if (!pack) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(pack, 0, (size_t)(total - 1) * F2FS_BLKSIZE);
+	memcpy(pack, cp, (size_t)(1 + payload) * F2FS_BLKSIZE);
+	b = 1 + payload;
+	for (uint32_t o = 0; o < orphan_blocks; o++, b++) {
+		uint8_t *ob = pack + (size_t)b * F2FS_BLKSIZE;
+		uint32_t first = o * F2FS_ORPHANS_PER_BLOCK;
 		uint32_t n = F2FS_MIN(sb->nr_orphans - first, (uint32_t)F2FS_ORPHANS_PER_BLOCK);
 
-		memset(blk, 0, F2FS_BLKSIZE);
 		for (uint32_t i = 0; i < n; i++)
-			put_le32(blk + 4 * i, sb->orphans[first + i]);
-		put_le16(blk + ORPHAN_BLK_ADDR, (uint16_t)(b + 1));
-		put_le16(blk + ORPHAN_BLK_COUNT, (uint16_t)orphan_blocks);
-		put_le32(blk + ORPHAN_ENTRY_COUNT, n);
-		err = write_block(sb, blkaddr++, blk);
+			put_le32(ob + 4 * i, sb->orphans[first + i]);
+		put_le16(ob + ORPHAN_BLK_ADDR, (uint16_t)(o + 1));
+		put_le16(ob + ORPHAN_BLK_COUNT, (uint16_t)orphan_blocks);
+		put_le32(ob + ORPHAN_ENTRY_COUNT, n);
 	}
-	for (int t = 0; !err && t < NR_CURSEG_DATA_TYPE; t++)
-		err = write_block(sb, blkaddr++, sb->curseg[t].sum);
-	for (int t = CURSEG_HOT_NODE; !err && umount && t < NR_CURSEG_TYPE; t++)
-		err = write_block(sb, blkaddr++, sb->curseg[t].sum);
+	for (int t = 0; t < NR_CURSEG_DATA_TYPE; t++, b++)
+		memcpy(pack + (size_t)b * F2FS_BLKSIZE, sb->curseg[t].sum, F2FS_BLKSIZE);
+	for (int t = CURSEG_HOT_NODE; umount && t < NR_CURSEG_TYPE; t++, b++)
+		memcpy(pack + (size_t)b * F2FS_BLKSIZE, sb->curseg[t].sum, F2FS_BLKSIZE);
+	{
+		struct iovec iov = { pack, (size_t)b * F2FS_BLKSIZE };
+		struct f2fs_bio bio = {
+			.op = F2FS_BIO_WRITE, .blkaddr = start, .nr_blocks = b, .iov = &iov,
+			.iovcnt = 1,
+		};
+
+		err = f2fs_submit_bio(sb->dev, &bio);
+	}
+	blkaddr = start + b;
 	if (!err)
 		err = f2fs_dev_flush(sb->dev);
 	if (!err)
@@ -380,7 +398,7 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 	f2fs_sit_checkpoint_done(sb);
 out:
 	free(cp);
-	free(blk);
+	free(pack);
 	return err;
 }
 

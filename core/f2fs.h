@@ -213,9 +213,10 @@ uint8_t *f2fs_pc_get(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, u
 struct f2fs_inode_pages *f2fs_pc_detach(struct f2fs_pagecache *pc,
 					struct f2fs_inode_pages **ipp);
 void f2fs_pc_free(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip, bool written);
-/* Drop the pages from index from on, never written (truncation); true if none is left,
- * and then *ipp is detached and freed. */
-bool f2fs_pc_truncate(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, uint64_t from);
+/* Drop the pages of indexes [from, to), never written (truncation, punching); true if
+ * none is left, and then *ipp is detached and freed. */
+bool f2fs_pc_drop_range(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp,
+			uint64_t from, uint64_t to);
 /* The oldest dirty inode, if it is expire_ms old or the cache is past half its limit. */
 bool f2fs_pc_oldest(struct f2fs_pagecache *pc, uint64_t expire_ms, uint32_t *ino);
 bool f2fs_pc_over_limit(struct f2fs_pagecache *pc);
@@ -800,6 +801,9 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
 int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool background);
 /* truncate_pagecache: before a truncation to size, what lies past it goes unwritten */
 void f2fs_truncate_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size);
+/* truncate_pagecache_range: before [off, end) is punched or zeroed, the pages inside
+ * it go unwritten and those it cuts read zeros there */
+void f2fs_punch_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t off, uint64_t end);
 /* file.c: write back one file's dirty pages, taking the locks a change takes */
 int f2fs_writeback_file(struct f2fs_sb *sb, uint32_t ino);
 /* write(2) through the page cache when -o writeback allows it (file.c f2fs_write) */
@@ -936,11 +940,27 @@ struct f2fs_sm_info {
 	uint8_t *pinned_secmap;		/* sections holding blocks of pinned files (gc.c) */
 	uint64_t mount_time;		/* for segment mtimes (seconds) */
 	uint64_t elapsed_base;		/* checkpoint elapsed_time at mount */
+	/*
+	 * SSA blocks changed since they were last written (a retired log's
+	 * summary, an owner changed outside the logs), as the kernel keeps
+	 * them in the meta page cache: written at the next checkpoint as
+	 * sorted runs, or when F2FS_SSA_DIRTY_MAX are held.
+	 */
+	struct f2fs_ssa_dirty {
+		uint32_t segno;
+		uint8_t *blk;
+	} *ssa_dirty;
+	uint32_t nr_ssa_dirty, cap_ssa_dirty;
 };
+#define F2FS_SSA_DIRTY_MAX	256	/* 1 MiB of SSA blocks: 512 MiB of main area */
 
 int f2fs_build_segment_manager(struct f2fs_sb *sb);
 void f2fs_destroy_segment_manager(struct f2fs_sb *sb);
 int f2fs_build_sit(struct f2fs_sb *sb);
+/* The SSA block of segno as it stands (the dirty copy, else the device's). */
+int f2fs_read_ssa(struct f2fs_sb *sb, uint32_t segno, uint8_t *buf);
+/* Write the dirty SSA blocks (before a checkpoint pack). */
+int f2fs_flush_ssa(struct f2fs_sb *sb);
 /* Allocate the next block of log `type` for a block whose summary entry is
  * sum (nid, version, ofs_in_node); returns its address in *blkaddr. */
 int f2fs_allocate_block(struct f2fs_sb *sb, int type, uint32_t nid, uint8_t version,

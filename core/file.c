@@ -548,7 +548,10 @@ static int zero_range(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t off
 		err = f2fs_map_blocks(sb, inode, (uint32_t)(off / F2FS_BLKSIZE), 1, &pblk, &n);
 		if (err)
 			return err;
-		if (pblk != NULL_ADDR && pblk != NEW_ADDR) {
+		/* a dirty page of the block has its zeros already (f2fs_punch_pages)
+		 * and overwrites the whole block when it is written back */
+		if (pblk != NULL_ADDR && pblk != NEW_ADDR &&
+		    !f2fs_pc_find(inode->pages, off / F2FS_BLKSIZE)) {
 			ssize_t r = f2fs_file_write(sb, inode, zeros, (size_t)(bend - off), off);
 
 			if (r < 0)
@@ -582,12 +585,22 @@ int f2fs_fallocate_as(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, 
 		return -EOPNOTSUPP;
 	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
 		return -EOPNOTSUPP;
-	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(priv), &inode);
+	/* punching and zeroing keep the dirty pages: those inside the range go
+	 * unwritten (f2fs_punch_pages below); other modes see the file as on disk */
+	err = f2fs_begin_op(sb, ino, F2FS_OP_BALANCE | f2fs_op_priv(priv) |
+			    (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) ?
+			     F2FS_OP_KEEP_PAGES : 0), &inode);
 	if (err)
 		return err;
 	if (!S_ISREG(inode->mode)) {
 		err = S_ISDIR(inode->mode) ? -EISDIR : -ENODEV;
 		goto out;
+	}
+	/* a file that may not be cached any more (as after chattr) writes its pages first */
+	if (inode->pages && !f2fs_may_cache_write(sb, inode)) {
+		err = f2fs_writeback_inode(sb, inode, false);
+		if (err)
+			goto out;
 	}
 	/*
 	 * An atomic write's blocks are all in its COW inode until the commit:
@@ -627,6 +640,8 @@ int f2fs_fallocate_as(struct f2fs_sb *sb, uint32_t ino, int mode, uint64_t off, 
 		if (err)
 			goto out;
 	}
+	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+		f2fs_punch_pages(sb, inode, off, end);
 	if (mode & FALLOC_FL_PUNCH_HOLE) {
 		if (off < inode->size)
 			err = zero_range(sb, inode, off, F2FS_MIN(end, inode->size) - off);

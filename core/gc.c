@@ -352,7 +352,7 @@ static int gc_segment(struct f2fs_sb *sb, uint32_t segno)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, sum, 1);
+	err = f2fs_read_ssa(sb, segno, sum);
 	if (err)
 		goto out;
 	pthread_mutex_lock(&sb->sm->lock);

@@ -183,21 +183,22 @@ void f2fs_pc_free(struct f2fs_pagecache *pc, struct f2fs_inode_pages *ip, bool w
 	free(ip);
 }
 
-bool f2fs_pc_truncate(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp, uint64_t from)
+bool f2fs_pc_drop_range(struct f2fs_pagecache *pc, struct f2fs_inode_pages **ipp,
+			uint64_t from, uint64_t to)
 {
 	struct f2fs_inode_pages *ip = *ipp;
-	uint32_t s, n;
+	uint32_t s, e;
 
-	if (!ip)
+	if (!ip || from >= to)
 		return false;
 	s = slot(ip, from);
-	n = ip->nr - s;
-	for (uint32_t i = s; i < ip->nr; i++)
-		f2fs_block_put(&pc->pool, ip->v[i].data);
-	ip->nr = s;
+	for (e = s; e < ip->nr && ip->v[e].index < to; e++)
+		f2fs_block_put(&pc->pool, ip->v[e].data);
+	memmove(ip->v + s, ip->v + e, sizeof(*ip->v) * (ip->nr - e));
+	ip->nr -= e - s;
 	pthread_mutex_lock(&pc->lock);
-	pc->nr_dirty -= n;
-	pc->dropped += n;
+	pc->nr_dirty -= e - s;
+	pc->dropped += e - s;
 	pthread_mutex_unlock(&pc->lock);
 	if (ip->nr)
 		return false;

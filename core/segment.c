@@ -142,6 +142,9 @@ void f2fs_destroy_segment_manager(struct f2fs_sb *sb)
 		sb->curseg[t].sum = NULL;
 	}
 	if (sb->sm) {
+		for (uint32_t i = 0; i < sb->sm->nr_ssa_dirty; i++)
+			free(sb->sm->ssa_dirty[i].blk);
+		free(sb->sm->ssa_dirty);
 		pthread_mutex_destroy(&sb->sm->lock);
 		free(sb->sm->sentries);
 		free(sb->sm->dirty_sentries);
@@ -438,16 +441,137 @@ static bool get_ssr_segment(struct f2fs_sb *sb, int type, uint32_t *out)
 	return false;
 }
 
-/* The current segment's summary goes to the SSA when the log leaves it. */
+/* ---- dirty SSA blocks (sm->lock) ---- */
+
+static struct f2fs_ssa_dirty *ssa_dirty_find(struct f2fs_sm_info *sm, uint32_t segno)
+{
+	for (uint32_t i = 0; i < sm->nr_ssa_dirty; i++)
+		if (sm->ssa_dirty[i].segno == segno)
+			return &sm->ssa_dirty[i];
+	return NULL;
+}
+
+static int cmp_ssa_dirty(const void *a, const void *b)
+{
+	uint32_t x = ((const struct f2fs_ssa_dirty *)a)->segno;
+	uint32_t y = ((const struct f2fs_ssa_dirty *)b)->segno;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Write every dirty SSA block, consecutive segments' blocks in one request
+ * (segments are mostly taken in order, so a checkpoint's SSA blocks are a
+ * few runs, where writing each when its log left it cost a 4 KiB write per
+ * segment).  A block whose write failed stays dirty.
+ */
+static int ssa_flush_locked(struct f2fs_sb *sb)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+	struct f2fs_ssa_dirty *d = sm->ssa_dirty;
+	struct iovec iov[64];
+	uint32_t i = 0, kept = 0;
+	int err = 0;
+
+	qsort(d, sm->nr_ssa_dirty, sizeof(*d), cmp_ssa_dirty);
+	while (i < sm->nr_ssa_dirty) {
+		uint32_t n = 0;
+		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + d[i].segno };
+		int e;
+
+		while (i + n < sm->nr_ssa_dirty && n < ARRAY_SIZE(iov) &&
+		       d[i + n].segno == d[i].segno + n) {
+			iov[n] = (struct iovec){ d[i + n].blk, F2FS_BLKSIZE };
+			n++;
+		}
+		bio.nr_blocks = n;
+		bio.iov = iov;
+		bio.iovcnt = (int)n;
+		e = f2fs_submit_bio(sb->dev, &bio);
+		for (uint32_t k = i; k < i + n; k++) {
+			if (e)
+				d[kept++] = d[k];
+			else
+				free(d[k].blk);
+		}
+		if (!err)
+			err = e;
+		i += n;
+	}
+	sm->nr_ssa_dirty = kept;
+	return err;
+}
+
+/* Make blk the SSA block of segno, to be written with the next flush. */
+static int ssa_put_locked(struct f2fs_sb *sb, uint32_t segno, const uint8_t *blk)
+{
+	struct f2fs_sm_info *sm = sb->sm;
+	struct f2fs_ssa_dirty *d = ssa_dirty_find(sm, segno);
+
+	if (!d && sm->nr_ssa_dirty >= F2FS_SSA_DIRTY_MAX) {
+		int err = ssa_flush_locked(sb);
+
+		if (err)
+			return err;
+	}
+	if (!d) {
+		uint8_t *copy;
+
+		if (sm->nr_ssa_dirty == sm->cap_ssa_dirty) {
+			uint32_t cap = sm->cap_ssa_dirty ? sm->cap_ssa_dirty * 2 : 16;
+			struct f2fs_ssa_dirty *v = realloc(sm->ssa_dirty, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			sm->ssa_dirty = v;
+			sm->cap_ssa_dirty = cap;
+		}
+		copy = f2fs_alloc_blocks(1);
+		if (!copy)
+			return -ENOMEM;
+		d = &sm->ssa_dirty[sm->nr_ssa_dirty++];
+		*d = (struct f2fs_ssa_dirty){ segno, copy };
+	}
+	memcpy(d->blk, blk, F2FS_BLKSIZE);
+	return 0;
+}
+
+static int ssa_read_locked(struct f2fs_sb *sb, uint32_t segno, uint8_t *buf)
+{
+	const struct f2fs_ssa_dirty *d = ssa_dirty_find(sb->sm, segno);
+
+	if (d) {
+		memcpy(buf, d->blk, F2FS_BLKSIZE);
+		return 0;
+	}
+	return f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, buf, 1);
+}
+
+int f2fs_read_ssa(struct f2fs_sb *sb, uint32_t segno, uint8_t *buf)
+{
+	int err;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	err = ssa_read_locked(sb, segno, buf);
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
+int f2fs_flush_ssa(struct f2fs_sb *sb)
+{
+	int err;
+
+	pthread_mutex_lock(&sb->sm->lock);
+	err = ssa_flush_locked(sb);
+	pthread_mutex_unlock(&sb->sm->lock);
+	return err;
+}
+
+/* The current segment's summary goes to the SSA when the log leaves it
+ * (write_sum_page: into the meta cache, on the device by the checkpoint). */
 static int retire_curseg(struct f2fs_sb *sb, struct f2fs_curseg *cs)
 {
-	struct iovec iov = { cs->sum, F2FS_BLKSIZE };
-	struct f2fs_bio bio = {
-		.op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + cs->segno,
-		.nr_blocks = 1, .iov = &iov, .iovcnt = 1,
-	};
-
-	return f2fs_submit_bio(sb->dev, &bio);
+	return ssa_put_locked(sb, cs->segno, cs->sum);
 }
 
 /* change_curseg(SSR): continue log `type` in segno, with the summary it has. */
@@ -460,7 +584,7 @@ static int ssr_curseg(struct f2fs_sb *sb, int type, uint32_t segno)
 
 	if (!sum)
 		return -ENOMEM;
-	err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, sum, 1);
+	err = ssa_read_locked(sb, segno, sum);
 	if (!err && sum[SUM_FOOTER_OFFSET] != SUM_TYPE_DATA)
 		err = f2fs_corrupted(sb, "SSA of data segment %u has footer type %u", segno,
 				     sum[SUM_FOOTER_OFFSET]);
@@ -916,18 +1040,14 @@ static int set_summary_locked(struct f2fs_sb *sb, uint32_t segno, uint32_t off, 
 	blk = f2fs_alloc_blocks(1);
 	if (!blk)
 		return -ENOMEM;
-	err = f2fs_dev_read(sb->dev, sb->ssa_blkaddr + segno, blk, 1);
+	err = ssa_read_locked(sb, segno, blk);
 	if (!err) {
-		struct iovec iov = { blk, F2FS_BLKSIZE };
-		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = sb->ssa_blkaddr + segno,
-					.nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
-
 		if (blk[SUM_FOOTER_OFFSET] != SUM_TYPE_DATA && se->valid_blocks == 1)
 			blk[SUM_FOOTER_OFFSET] = SUM_TYPE_DATA;
 		put_le32(blk + off * SUMMARY_SIZE, nid);
 		blk[off * SUMMARY_SIZE + 4] = version;
 		put_le16(blk + off * SUMMARY_SIZE + 5, ofs);
-		err = f2fs_submit_bio(sb->dev, &bio);
+		err = ssa_put_locked(sb, segno, blk);
 	}
 	free(blk);
 	return err;

@@ -13,7 +13,8 @@
  * What writes an inode back: every change to it other than write(2)
  * (f2fs_begin_op: fsync, fallocate, ioctls, xattrs, so each of them sees
  * the file as on disk; a truncation instead drops the pages past the new
- * size, f2fs_truncate_pages, and other attribute changes leave them), a
+ * size, f2fs_truncate_pages, punching and zeroing those in their range,
+ * f2fs_punch_pages, and other attribute changes leave them), a
  * write that must reach the device (F2FS_WRITE_THROUGH: O_SYNC, O_DSYNC,
  * O_DIRECT, which then bypasses the cache), the dirty limit (the writer
  * writes its own inode back), the flusher (fuse/writeback.c: the oldest
@@ -127,18 +128,37 @@ ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const ui
  */
 void f2fs_truncate_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 {
+	f2fs_punch_pages(sb, inode, size, UINT64_MAX);
+}
+
+/*
+ * Before [off, end) is punched or zeroed (caller holds the inode's write
+ * lock), as the kernel's truncate_pagecache_range: the pages wholly inside
+ * are dropped, not written (their reserved blocks go with the NEW_ADDR
+ * slots the punch frees), and a page the range cuts keeps zeros there.
+ */
+void f2fs_punch_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t off, uint64_t end)
+{
+	uint64_t first = (off + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE;
+	uint64_t last = end == UINT64_MAX ? UINT64_MAX : end / F2FS_BLKSIZE;
 	uint8_t *page;
 
-	if (!inode->pages)
+	if (!inode->pages || off >= end)
 		return;
-	if (f2fs_pc_truncate(sb->pc, &inode->pages, (size + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE)) {
+	/* the edges first: the pages they are in may go below */
+	page = off % F2FS_BLKSIZE ? f2fs_pc_find(inode->pages, off / F2FS_BLKSIZE) : NULL;
+	if (page) {
+		uint64_t b0 = off / F2FS_BLKSIZE * F2FS_BLKSIZE;
+
+		memset(page + (off - b0), 0, (size_t)(F2FS_MIN(end, b0 + F2FS_BLKSIZE) - off));
+	}
+	page = end != UINT64_MAX && end % F2FS_BLKSIZE && end / F2FS_BLKSIZE >= first ?
+	       f2fs_pc_find(inode->pages, end / F2FS_BLKSIZE) : NULL;
+	if (page)
+		memset(page, 0, (size_t)(end % F2FS_BLKSIZE));
+	if (first < last && f2fs_pc_drop_range(sb->pc, &inode->pages, first, last))
 		/* the hold f2fs_cached_write took; the caller has its own reference */
 		f2fs_iput(sb, inode);
-		return;
-	}
-	page = size % F2FS_BLKSIZE ? f2fs_pc_find(inode->pages, size / F2FS_BLKSIZE) : NULL;
-	if (page)
-		memset(page + size % F2FS_BLKSIZE, 0, F2FS_BLKSIZE - size % F2FS_BLKSIZE);
 }
 
 /*

@@ -166,6 +166,7 @@ static void status_reply(fuse_req_t req, struct f2fs_fuse *fs, size_t out_bufsz)
 {
 	struct f2fs_fsctl_status o;
 	struct f2fs_status st;
+	struct f2fs_wb_stats wb;
 
 	if (out_bufsz < sizeof(o)) {
 		fuse_reply_err(req, EINVAL);
@@ -220,6 +221,17 @@ static void status_reply(fuse_req_t req, struct f2fs_fuse *fs, size_t out_bufsz)
 	o.gc_data_blocks = st.io.gc_data_blocks;
 	o.gc_node_blocks = st.io.gc_node_blocks;
 	o.ssr_segments = st.io.ssr_segments;
+	f2fs_get_wb_stats(fs->sb, &wb);
+	if (wb.enabled)
+		o.flags |= F2FS_FSCTL_ST_WRITEBACK;
+	o.wb_dirty_pages = wb.dirty_pages;
+	o.wb_dirty_inodes = wb.dirty_inodes;
+	o.wb_limit_pages = wb.limit_pages;
+	o.wb_pages_dirtied = wb.pages_dirtied;
+	o.wb_pages_written = wb.pages_written;
+	o.wb_pages_dropped = wb.pages_dropped;
+	o.wb_sync = wb.wb_sync;
+	o.wb_background = wb.wb_background;
 	fuse_reply_ioctl(req, 0, &o, sizeof(o));
 }
 

@@ -42,6 +42,7 @@ struct f2fs_fsctl_extents {
 #define F2FS_FSCTL_ST_WRITABLE	0x1
 #define F2FS_FSCTL_ST_SHUTDOWN	0x2
 #define F2FS_FSCTL_ST_NEED_FSCK	0x4
+#define F2FS_FSCTL_ST_WRITEBACK	0x8	/* the page cache is on: the wb_* fields count */
 #define F2FS_FSCTL_NR_LOGS	6	/* hot/warm/cold data, hot/warm/cold node */
 #define F2FS_FSCTL_IO_BUCKETS	9	/* 4K .. 256K, <512K, >=512K */
 
@@ -61,11 +62,15 @@ struct f2fs_fsctl_status {
 	uint64_t read_hist[F2FS_FSCTL_IO_BUCKETS], write_hist[F2FS_FSCTL_IO_BUCKETS];
 	uint64_t cache_hits, cache_misses;
 	uint64_t checkpoints, gc_runs, gc_sections, gc_data_blocks, gc_node_blocks, ssr_segments;
+	/* the page cache (pages of 4 KiB): now, and ever since mount */
+	uint64_t wb_dirty_pages, wb_dirty_inodes, wb_limit_pages;
+	uint64_t wb_pages_dirtied, wb_pages_written, wb_pages_dropped;
+	uint64_t wb_sync, wb_background;	/* inode writebacks: by a change or fsync, by the flusher */
 };
 
 _Static_assert(sizeof(struct f2fs_fsctl_extents) == 24 + 32 * F2FS_FSCTL_EXTENTS_MAX,
 	       "f2fs_fsctl_extents");
-_Static_assert(sizeof(struct f2fs_fsctl_status) == 576, "f2fs_fsctl_status");
+_Static_assert(sizeof(struct f2fs_fsctl_status) == 640, "f2fs_fsctl_status");
 
 #define F2FS_IOC_FSCTL_STATUS	_IOR(F2FS_KEYCTL_MAGIC, 7, struct f2fs_fsctl_status)
 #define F2FS_IOC_FSCTL_EXTENTS	_IOWR(F2FS_KEYCTL_MAGIC, 8, struct f2fs_fsctl_extents)

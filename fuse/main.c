@@ -39,7 +39,8 @@ static int run(int argc, char *argv[])
 	struct fuse_lowlevel_ops ops;
 	struct fuse_loop_config *lcfg;
 	struct f2fs_fuse fs = { 0 };
-	struct f2fs_fuse_cli c = { .fs = &fs, .mopts = &mopts };
+	/* the page cache is on unless -o nowriteback */
+	struct f2fs_fuse_cli c = { .fs = &fs, .mopts = &mopts, .writeback = true };
 	char *fsname = NULL;
 	int rc = 1, err;
 

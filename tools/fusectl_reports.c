@@ -164,6 +164,21 @@ static void print_status(const char *mnt, const struct f2fs_fsctl_status *s)
 	       pct(s->cache_hits, s->cache_hits + s->cache_misses));
 	printf("Dirty nodes: %llu (%llu KiB)\n\n", (unsigned long long)s->dirty_nodes,
 	       (unsigned long long)s->dirty_nodes * 4);
+	if (s->flags & F2FS_FSCTL_ST_WRITEBACK) {
+		printf("Dirty data: %llu pages (%llu KiB) in %llu inodes, limit %llu pages\n",
+		       (unsigned long long)s->wb_dirty_pages,
+		       (unsigned long long)s->wb_dirty_pages * 4,
+		       (unsigned long long)s->wb_dirty_inodes,
+		       (unsigned long long)s->wb_limit_pages);
+		printf("  - pages dirtied %llu, written back %llu, dropped %llu\n",
+		       (unsigned long long)s->wb_pages_dirtied,
+		       (unsigned long long)s->wb_pages_written,
+		       (unsigned long long)s->wb_pages_dropped);
+		printf("  - inode writebacks: %llu by changes and fsync, %llu by the flusher\n\n",
+		       (unsigned long long)s->wb_sync, (unsigned long long)s->wb_background);
+	} else {
+		printf("Dirty data: none (writeback off)\n\n");
+	}
 	printf("Device I/O: %llu reads (%llu MiB), %llu writes (%llu MiB), %llu flushes\n",
 	       (unsigned long long)s->reads, (unsigned long long)(s->read_bytes >> 20),
 	       (unsigned long long)s->writes, (unsigned long long)(s->write_bytes >> 20),

@@ -148,6 +148,42 @@ def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # n
         img.close()
 
 
+def test_osync_writes_one_request_each(f2fs_fuse, tmp_path):
+    """One writer's 1 MiB O_SYNC writes cost the device two writes each:
+    the data as one run and the fsync's nodes as one run.  The summary
+    block of each segment the data log fills waits for the checkpoint (as
+    the kernel keeps it in its meta page cache) instead of a 4 KiB write of
+    its own per 2 MiB; the checkpoint at unmount writes them, and fsck
+    finds every summary right; after a crash the kernel's roll-forward and
+    ours need only the checkpointed ones."""
+    n = 64
+    img = RWImage(f2fs_fuse, tmp_path, size=512 * MiB,
+                  options=["rw", NO_PERIODIC, "serialize_io=always", "io_stats"])
+    try:
+        p = img.mount()
+        data = blob(n * MiB, 3)
+        fd = os.open(os.path.join(p, "f"), os.O_WRONLY | os.O_CREAT | os.O_SYNC, 0o644)
+        try:
+            for i in range(n):
+                assert os.write(fd, data[i * MiB:(i + 1) * MiB]) == MiB
+        finally:
+            os.close(fd)
+        st = img.unmount().stderr()
+        m = re.search(r"writes (\d+) \((\d+) bytes\)", st)
+        big = re.search(r">=512K\s+\d+\s+(\d+)", st)
+        assert m and big, st
+        # n data runs (a few split where a segment ends), n node commits,
+        # the creation's nodes: not the n / 2 summary blocks besides
+        assert int(big.group(1)) >= n - 4, st
+        assert int(m.group(1)) <= 2 * n + 8, st
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "f")) == data
+        img.unmount()
+    finally:
+        img.close()
+
+
 def test_serialize_io_option(f2fs_fuse, tmp_path):
     """A mode the daemon does not know refuses the mount."""
     img = RWImage(f2fs_fuse, tmp_path, size=64 * MiB)
@@ -456,6 +492,65 @@ def test_writeback_truncate_drops(f2fs_fuse, tmp_path):
         p = img.mount(ro=True)
         assert daemon_read(os.path.join(p, "f")) == model
         assert daemon_read(os.path.join(p, "r")) == blob(2 * MiB, 17)
+        img.unmount()
+    finally:
+        img.close()
+
+
+def wb_status(fusectl, mnt):  # noqa: F811
+    """(dirty pages, dirty inodes, dirtied, written, dropped) from f2fs-fusectl status."""
+    out = Ctl(fusectl).out("status", mnt)
+    m = re.search(r"Dirty data: (\d+) pages \(\d+ KiB\) in (\d+) inodes", out)
+    n = re.search(r"pages dirtied (\d+), written back (\d+), dropped (\d+)", out)
+    assert m and n, out
+    return tuple(int(x) for x in m.groups() + n.groups())
+
+
+def test_writeback_punch_zero_drops(f2fs_fuse, fusectl, tmp_path):  # noqa: F811
+    """Punching a hole in dirty data and zeroing a dirty range drop the
+    pages wholly inside the range instead of writing them, and zero the
+    parts of the pages the range cuts, as truncation does; f2fs-fusectl
+    status counts the dirty pages live; the file reads as a model does,
+    before and after unmount; fsck is clean."""
+    img = RWImage(f2fs_fuse, tmp_path, size=128 * MiB, options=WB)
+    try:
+        p = img.mount()
+        f = os.path.join(p, "f")
+        model = bytearray(blob(4 * MiB, 1))
+        fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            small_writes(fd, model)
+            assert wb_status(fusectl, p)[:3] == (4 * MiB // BLK, 1, 4 * MiB // BLK)
+            # 256 pages wholly inside, two pages cut at the edges
+            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, MiB - 100, MiB + 200)
+            model[MiB - 100:2 * MiB + 100] = bytes(MiB + 200)
+            fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 3 * MiB + 5, MiB // 2)
+            model[3 * MiB + 5:3 * MiB + 5 + MiB // 2] = bytes(MiB // 2)
+            # inside one page: nothing dropped, the page zeroed there
+            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 10, 30)
+            model[10:40] = bytes(30)
+            dirty, inodes, dirtied, written, dropped = wb_status(fusectl, p)
+            gone = MiB // BLK + (MiB // 2) // BLK - 1
+            assert (dirty, written, dropped) == (4 * MiB // BLK - gone, 0, gone)
+            assert daemon_read(f) == bytes(model)
+            os.fsync(fd)
+            dirty, inodes, dirtied, written, dropped = wb_status(fusectl, p)
+            assert (dirty, inodes, written) == (0, 0, 4 * MiB // BLK - gone)
+            assert daemon_read(f) == bytes(model)
+            # blocks on the device now: the cut pages' blocks are rewritten
+            small_writes(fd, blob(2 * BLK, 2), 0)
+            model[:2 * BLK] = blob(2 * BLK, 2)
+            fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 100, BLK)
+            model[100:100 + BLK] = bytes(BLK)
+            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 3 * MiB - 7, 20)
+            model[3 * MiB - 7:3 * MiB + 13] = bytes(20)
+            assert daemon_read(f) == bytes(model)
+        finally:
+            os.close(fd)
+        img.unmount()
+        fsutil.fsck_check(img.image)
+        p = img.mount(ro=True)
+        assert daemon_read(os.path.join(p, "f")) == bytes(model)
         img.unmount()
     finally:
         img.close()

@@ -65,10 +65,20 @@ int main(void)
 	n = 4;
 	f2fs_pc_inodes(pc, inos, &n);
 	CHECK(n == 2 && inos[0] == 7, "put back at the head");
+
+	/* a punch of [3, 8): pages 3, 5, 7 go, the others keep their order */
+	CHECK(!f2fs_pc_drop_range(pc, &a, 3, 8) && a && a->nr == 6, "punched: %u left",
+	      a ? a->nr : 0);
+	CHECK(!f2fs_pc_find(a, 3) && !f2fs_pc_find(a, 7) && f2fs_pc_find(a, 2)[0] == 3 &&
+	      f2fs_pc_find(a, 8)[0] == 9, "the pages outside stay, with their data");
+	CHECK(!f2fs_pc_drop_range(pc, &a, 50, 60) && !f2fs_pc_drop_range(pc, &a, 9, 9) &&
+	      a->nr == 6, "a range with no page drops none");
+	CHECK_EQ_U64(pc->nr_dirty, 7, "dirty pages after the punch");
 	f2fs_pc_free(pc, f2fs_pc_detach(pc, &a), true);
-	f2fs_pc_free(pc, f2fs_pc_detach(pc, &b), false);
+	/* a truncation of everything frees the inode's pages */
+	CHECK(f2fs_pc_drop_range(pc, &b, 0, UINT64_MAX) && !b, "all dropped, detached");
 	CHECK(pc->nr_dirty == 0 && pc->nr_inodes == 0 && !pc->head && !pc->tail, "empty");
-	CHECK(pc->written == 9 && pc->dropped == 1 && pc->dirtied == 10, "counts: %llu %llu %llu",
+	CHECK(pc->written == 6 && pc->dropped == 4 && pc->dirtied == 10, "counts: %llu %llu %llu",
 	      (unsigned long long)pc->written, (unsigned long long)pc->dropped,
 	      (unsigned long long)pc->dirtied);
 	CHECK(!f2fs_pc_has_dirty(pc), "nothing dirty");
