@@ -144,3 +144,27 @@ def test_listing_reads_dentry_blocks_ahead(rwimage):
         assert listed == names
     assert got["io_stats"] >= 20, got
     assert got["node_ra=0"] == 0, got
+
+
+def test_lookups_after_a_listing_of_names_read_inodes_ahead(rwimage):
+    """With names alone listed, the first lookup of an entry whose inode
+    is not in memory reads the inodes of all the directory's entries ahead
+    in one batch, also in a small directory whose entries stay inline (it
+    never gets a name index); node_ra=0 reads nothing ahead; the
+    attributes are the same either way."""
+    img = rwimage(size=64 * MiB)
+    p = img.mount()
+    os.mkdir(os.path.join(p, "small"))
+    for i in range(40):
+        write_file(os.path.join(p, "small", "f%02d" % i), b"y" * i)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    seen, ra = {}, {}
+    for opts in (["io_stats"], ["io_stats", "node_ra=0"]):
+        p = img.mount(options=["ro", "readdirplus=never"] + opts)
+        seen[opts[-1]] = walk(os.path.join(p, "small"))
+        ra[opts[-1]] = ra_blocks(img.unmount().stderr())
+    assert len(seen["io_stats"]) == 40
+    assert seen["io_stats"] == seen["node_ra=0"]
+    assert ra["io_stats"] >= 39 and ra["node_ra=0"] == 0, ra
+
