@@ -173,7 +173,8 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
  * With attributes: the kernel links each entry with a nonzero node id
  * into its dcache as if looked up, so a stat walk after a listing costs no
  * LOOKUP round trips.  "." and ".." and entries whose inode cannot be read
- * go with node id 0, which the kernel takes as a plain entry.
+ * go with node id 0, which the kernel takes as a plain entry, and so do
+ * the entries readdirplus=adaptive sends as names alone.
  */
 static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 			 unsigned int file_type, uint64_t next_off, const struct f2fs_stat *st)
@@ -208,13 +209,6 @@ static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 	return 0;
 }
 
-/* A READDIRPLUS answered with names alone: node id 0 makes each a plain entry. */
-static int fill_dir_names(void *arg, const char *name, size_t len, uint32_t ino,
-			  unsigned int file_type, uint64_t next_off)
-{
-	return fill_dir_plus(arg, name, len, ino, file_type, next_off, NULL);
-}
-
 /*
  * READDIR and READDIRPLUS: entries from off into one reply of at most size
  * bytes.  Entries already gathered go out; an error after them resurfaces
@@ -246,14 +240,19 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		/* a probe when half the time is gone: a stat walk renews it in time */
 		d.probe = attrs && until - now <= RDPLUS_HOLD_MS / 2;
 	}
-	if (plus && attrs) {
+	if (plus) {
 		/* No more entries than could fit: each is one inode read ahead. */
 		uint32_t max = (uint32_t)(size / fuse_add_direntry_plus(req, NULL, 0, "", NULL, 0)) + 1;
 
+		/*
+		 * Names alone still give subdirectories their attributes: a
+		 * walk of names descends into them, which would otherwise be a
+		 * LOOKUP of each.
+		 */
 		d.casefolded = f2fs_dir_casefolded(fs->sb, nid);
-		err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, fill_dir_plus, &d);
+		err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, !attrs, fill_dir_plus, &d);
 	} else {
-		err = f2fs_readdir(fs->sb, nid, (uint64_t)off, plus ? fill_dir_names : fill_dir, &d);
+		err = f2fs_readdir(fs->sb, nid, (uint64_t)off, fill_dir, &d);
 	}
 	if (plus && fs->readdirplus == F2FS_FUSE_RDPLUS_ADAPTIVE)
 		rdplus_listed(fs, nid, d.plain, now);
