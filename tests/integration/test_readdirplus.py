@@ -12,6 +12,8 @@ import signal
 import stat
 import time
 
+import pytest
+
 import fsutil
 from test_handles import drop_caches
 from test_write_durability import op_counts
@@ -187,6 +189,19 @@ def list_and_stat(d):
     return {e: shown(os.lstat(os.path.join(d, e))) for e in sorted(os.listdir(d))}
 
 
+def pin_dirs(p, names):
+    """Open the directories: their dentries stay while other tests drop
+    the kernel's caches, so listing one again looks up nothing."""
+    return [os.open(os.path.join(p, n), os.O_RDONLY | os.O_DIRECTORY) for n in names]
+
+
+def within(t0, limit, what):
+    """readdirplus=adaptive keeps attributes on for a second: a machine
+    that stalled longer than the test's margin says nothing about it."""
+    if time.monotonic() - t0 > limit:
+        pytest.skip("the machine stalled %s (more than %.1f s)" % (what, limit))
+
+
 def test_adaptive_attributes_follow_lookups(rwimage):
     """readdirplus=adaptive: a listing carries names alone, but
     subdirectories with their attributes, until its entries are looked up
@@ -212,15 +227,20 @@ def test_adaptive_attributes_follow_lookups(rwimage):
 
     p = img.mount(options=["ro", "io_stats", "readdirplus=adaptive"])
     drop_caches()
-    for d in "abc":
-        os.lstat(os.path.join(p, d))
-    n0 = live_lookups(img)
-    got_a = list_and_stat(os.path.join(p, "a"))
-    got_b = list_and_stat(os.path.join(p, "b"))
-    n1 = live_lookups(img)
-    time.sleep(1.5)
-    got_c = list_and_stat(os.path.join(p, "c"))
-    n2 = live_lookups(img)
+    fds = pin_dirs(p, "abc")
+    try:
+        n0 = live_lookups(img)
+        got_a = list_and_stat(os.path.join(p, "a"))
+        t = time.monotonic()
+        got_b = list_and_stat(os.path.join(p, "b"))
+        within(t, 0.9, "between the lookups in a and the listing of b")
+        n1 = live_lookups(img)
+        time.sleep(1.5)
+        got_c = list_and_stat(os.path.join(p, "c"))
+        n2 = live_lookups(img)
+    finally:
+        for fd in fds:
+            os.close(fd)
     img.unmount()
     assert (got_a, got_b, got_c) == (want["a"], want["b"], want["c"])
     assert len(got_a) == 51
@@ -229,3 +249,44 @@ def test_adaptive_attributes_follow_lookups(rwimage):
     assert 50 <= n1 - n0 <= 51, (n0, n1, n2)
     # c, after a second and a half without lookups: every file again
     assert n2 - n1 == 50, (n0, n1, n2)
+
+
+def test_adaptive_probe_keeps_attributes_on(rwimage):
+    """readdirplus=adaptive: past half of the second that attributes stay
+    on, a listing sends one file without them; a walk that stats what it
+    lists looks that one up, which keeps attributes on for another second:
+    directories listed 0.6 s and 1.2 s after the walk's first lookups cost
+    one LOOKUP each (without the probe, the second would have lapsed and
+    cost one per file)."""
+    img = rwimage(size=64 * MiB)
+    p = img.mount()
+    for d in "abcd":
+        os.mkdir(os.path.join(p, d))
+        for i in range(30):
+            write_file(os.path.join(p, d, "f%02d" % i), b"p" * i)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount(options=["ro", "io_stats", "readdirplus=adaptive"])
+    drop_caches()
+    fds = pin_dirs(p, "abcd")
+    try:
+        counts = [live_lookups(img)]
+        list_and_stat(os.path.join(p, "a"))
+        t = time.monotonic()
+        list_and_stat(os.path.join(p, "b"))
+        counts.append(live_lookups(img))
+        for d in "cd":
+            time.sleep(0.6)
+            # listed before the attributes' second since t (the last lookup
+            # that renewed them came before it) is over
+            within(t, 0.95, "before the listing of " + d)
+            t = time.monotonic()
+            assert len(list_and_stat(os.path.join(p, d))) == 30
+            counts.append(live_lookups(img))
+    finally:
+        for fd in fds:
+            os.close(fd)
+    img.unmount()
+    steps = [y - x for x, y in zip(counts, counts[1:])]
+    # a and b: a's files; c and d: their probes
+    assert steps[0] in (30, 31) and steps[1:] == [1, 1], (counts, steps)
