@@ -210,12 +210,14 @@ int f2fs_readdir(struct f2fs_sb *sb, uint32_t dir, uint64_t off, f2fs_filldir_t 
  * cannot be read (the lookup that follows reports it).  The batch's inodes
  * are read ahead together, and the directory stays locked until each is
  * read, so no entry is paired with an inode freed and reused meanwhile.
+ * With dirs_only, only subdirectories come with attributes: the inodes of
+ * the other entries are not read.
  */
 typedef int (*f2fs_filldir_plus_t)(void *ctx, const char *name, size_t len, uint32_t ino,
 				   unsigned int file_type, uint64_t next_off,
 				   const struct f2fs_stat *st);
 int f2fs_readdir_plus(struct f2fs_sb *sb, uint32_t dir, uint64_t off, uint32_t max,
-		      f2fs_filldir_plus_t fill, void *ctx);
+		      bool dirs_only, f2fs_filldir_plus_t fill, void *ctx);
 
 ssize_t f2fs_read(struct f2fs_sb *sb, uint32_t ino, void *buf, size_t len, uint64_t off);
 

@@ -645,26 +645,47 @@ static void drop_index(struct f2fs_inode *dir)
 /* Inodes read ahead at once when a lookup in an indexed directory misses. */
 #define DIR_RA_INODES 2048
 
+struct ra_gather {
+	uint32_t *inos, n;
+};
+
+static int ra_gather_ino(void *arg, const char *name, size_t len, uint32_t ino,
+			 unsigned int file_type, uint64_t next_off)
+{
+	struct ra_gather *g = arg;
+
+	(void)next_off;
+	if (file_type == F2FS_FT_DIR && len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))
+		return 0;	/* "." and ".." */
+	g->inos[g->n++] = ino;
+	return g->n == DIR_RA_INODES;
+}
+
 /*
  * A lookup in dir found an inode that is not in memory: stat after a
- * listing (find | xargs stat, ls -l) is about to ask for its siblings too,
- * one LOOKUP and one synchronous inode read each.  Read the inode blocks
- * of the entries the index names ahead in one batch (sorted, neighbours
- * merged), once per index.
+ * listing of names alone (find | xargs stat, ls -l) is about to ask for its
+ * siblings too, one LOOKUP and one synchronous inode read each.  Read the
+ * inode blocks of its entries ahead in one batch (sorted, neighbours
+ * merged), once until the directory changes: the entries come from the
+ * index if it has one, else from its dentries (the listing just read them).
  */
 void f2fs_dir_ra_inodes(struct f2fs_sb *sb, struct f2fs_inode *dir)
 {
-	struct f2fs_dcache *dc = atomic_load(&dir->dcache);
-	uint32_t *inos, n;
+	struct f2fs_dcache *dc;
+	struct ra_gather g = { 0 };
 
-	if (!dc || atomic_exchange(&dir->dcache_ra, true))
+	if (!f2fs_node_ra_blocks(sb) || atomic_exchange(&dir->dcache_ra, true))
 		return;
-	inos = malloc(DIR_RA_INODES * sizeof(*inos));
-	if (!inos)
+	g.inos = malloc(DIR_RA_INODES * sizeof(*g.inos));
+	if (!g.inos)
 		return;
-	n = f2fs_dcache_inos(dc, inos, DIR_RA_INODES);
-	f2fs_ra_inode_blocks(sb, inos, n);
-	free(inos);
+	dc = atomic_load(&dir->dcache);
+	if (dc)
+		g.n = f2fs_dcache_inos(dc, g.inos, DIR_RA_INODES);
+	else if (f2fs_dir_iterate(sb, dir, 0, ra_gather_ino, &g) < 0)
+		g.n = 0;	/* advice only: the lookups report what is wrong */
+	f2fs_ra_inode_blocks(sb, g.inos, g.n);
+	free(g.inos);
 }
 
 /*

@@ -256,8 +256,15 @@ static bool dot_or_dotdot(const char *name, size_t len)
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
 }
 
+/* Whether a readdirplus entry goes with its attributes. */
+static bool plus_wanted(const struct plus_batch *b, const struct plus_entry *e, bool dirs_only)
+{
+	return !dot_or_dotdot(b->names + e->name, e->len) &&
+	       (!dirs_only || e->type == F2FS_FT_DIR);
+}
+
 int f2fs_readdir_plus(struct f2fs_sb *sb, uint32_t dir, uint64_t off, uint32_t max,
-		      f2fs_filldir_plus_t fill, void *ctx)
+		      bool dirs_only, f2fs_filldir_plus_t fill, void *ctx)
 {
 	struct plus_batch b = { .max = max ? max : 1 };
 	struct f2fs_inode *d;
@@ -283,8 +290,7 @@ int f2fs_readdir_plus(struct f2fs_sb *sb, uint32_t dir, uint64_t off, uint32_t m
 		uint32_t m = 0;
 
 		for (uint32_t i = 0; i < b.n; i++)
-			if (!dot_or_dotdot(b.names + b.e[i].name, b.e[i].len) &&
-			    !f2fs_icache_has(sb, b.e[i].ino))
+			if (plus_wanted(&b, &b.e[i], dirs_only) && !f2fs_icache_has(sb, b.e[i].ino))
 				inos[m++] = b.e[i].ino;
 		f2fs_ra_inode_blocks(sb, inos, m);
 	}
@@ -292,7 +298,7 @@ int f2fs_readdir_plus(struct f2fs_sb *sb, uint32_t dir, uint64_t off, uint32_t m
 		const struct plus_entry *e = &b.e[i];
 		const char *name = b.names + e->name;
 		struct f2fs_stat st;
-		bool have = !dot_or_dotdot(name, e->len) && getattr(sb, e->ino, false, &st) == 0;
+		bool have = plus_wanted(&b, e, dirs_only) && getattr(sb, e->ino, false, &st) == 0;
 
 		if (fill(ctx, name, e->len, e->ino, e->type, e->next, have ? &st : NULL))
 			break;

@@ -159,6 +159,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		f2fs_fuse_reply_err(req, err);
 		return;
 	}
+	f2fs_fuse_rdplus_lookup(fs, parent, &st);
 	f2fs_fuse_fill_entry(fs, &st, &e);
 	f2fs_fuse_casefold_entry(fs, parent, &e);
 	fuse_reply_entry(req, &e);

@@ -21,6 +21,24 @@
 
 struct f2fs_keyctl;
 
+/*
+ * readdirplus=adaptive (readdir.c): listings go out with attributes while
+ * the entries of recent listings are being looked up (a stat walk), and
+ * names alone otherwise.  Directories listed with entries sent without
+ * attributes are remembered for a while, with how many of them went out
+ * so and how many lookups of non-directories they have had since.
+ */
+#define F2FS_FUSE_RDPLUS_DIRS 256
+struct f2fs_fuse_rdplus {
+	pthread_mutex_t lock;
+	_Atomic int64_t plus_until_ms;	/* attributes in listings until then */
+	_Atomic int64_t last_plain_ms;	/* the latest listing of entries without them */
+	struct f2fs_fuse_rdplus_dir {
+		uint32_t nid, plain, looked;
+		int64_t ms;
+	} dir[F2FS_FUSE_RDPLUS_DIRS];
+};
+
 /* FUSE requests we count (opstats.c), named after the kernel's opcodes. */
 enum f2fs_fuse_op {
 	F2FS_OP_LOOKUP, F2FS_OP_FORGET, F2FS_OP_BATCH_FORGET, F2FS_OP_GETATTR,
@@ -126,7 +144,12 @@ struct f2fs_fuse {
 	unsigned int read_ahead_kb;
 
 	/* -o readdirplus=: which listing the kernel is asked for (ops.c init) */
-	enum { F2FS_FUSE_RDPLUS_ALWAYS, F2FS_FUSE_RDPLUS_AUTO, F2FS_FUSE_RDPLUS_NEVER } readdirplus;
+	enum {
+		F2FS_FUSE_RDPLUS_ALWAYS, F2FS_FUSE_RDPLUS_ADAPTIVE, F2FS_FUSE_RDPLUS_AUTO,
+		F2FS_FUSE_RDPLUS_NEVER
+	} readdirplus;
+	/* readdirplus=adaptive: whether listings are being stat()ed (readdir.c) */
+	struct f2fs_fuse_rdplus rdplus;
 
 	/* -o precache_extents[=N] (precache.c) */
 	bool precache_open;

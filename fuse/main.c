@@ -48,6 +48,7 @@ static int run(int argc, char *argv[])
 	atomic_init(&fs.vfs_readonly, false);
 	pthread_mutex_init(&fs.flags_lock, NULL);
 	pthread_mutex_init(&fs.log_lock, NULL);
+	pthread_mutex_init(&fs.rdplus.lock, NULL);
 	if (f2fs_fuse_maintenance_init(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -235,6 +236,7 @@ out:
 	f2fs_fuse_maintenance_destroy(&fs);
 	pthread_mutex_destroy(&fs.flags_lock);
 	pthread_mutex_destroy(&fs.log_lock);
+	pthread_mutex_destroy(&fs.rdplus.lock);
 	return rc;
 }
 

@@ -174,13 +174,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_EXPORT_SUPPORT;
 
 	/*
-	 * Readdirplus by default: most listings are followed by a stat of
-	 * every entry (ls -l, find with tests, du, tar, rsync), and with
-	 * plain READDIR each of those is a LOOKUP round trip.  A batch's
-	 * inodes are read ahead together (f2fs_readdir_plus), so a listing of
-	 * names alone pays little for them.  -o readdirplus=auto leaves it to
+	 * Readdirplus unless =never: after a listing with attributes a stat
+	 * of every entry (ls -l, du, find | xargs stat, tar, rsync) costs no
+	 * LOOKUP round trip, while a listing of names alone pays for reading
+	 * every inode and for the kernel instantiating it.  =always (the
+	 * default) sends the attributes every time, =adaptive only while
+	 * listed entries are being looked up (readdir.c); =auto leaves it to
 	 * the kernel (plus for a directory's first batch and after lookups in
-	 * it), =never lists names only.
+	 * it).
 	 */
 	conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_SPLICE_WRITE |
 			FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ);

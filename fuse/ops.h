@@ -42,6 +42,8 @@ void f2fs_fuse_touch_atime(struct f2fs_fuse *fs, fuse_ino_t ino);
 /* An entry reply for st; the kernel then holds the inode (a lookup counted). */
 void f2fs_fuse_fill_entry(struct f2fs_fuse *fs, const struct f2fs_stat *st,
 			  struct fuse_entry_param *e);
+/* readdirplus=adaptive (readdir.c): a LOOKUP in parent found st. */
+void f2fs_fuse_rdplus_lookup(struct f2fs_fuse *fs, fuse_ino_t parent, const struct f2fs_stat *st);
 void f2fs_fuse_set_open_flags(struct f2fs_fuse *fs, uint32_t nid, struct fuse_file_info *fi);
 
 void f2fs_fuse_dir_ops(struct fuse_lowlevel_ops *ops);

@@ -322,8 +322,8 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		return 0;
 	case KEY_READDIRPLUS: {
 		static const char *const modes[] = {
-			[F2FS_FUSE_RDPLUS_ALWAYS] = "always", [F2FS_FUSE_RDPLUS_AUTO] = "auto",
-			[F2FS_FUSE_RDPLUS_NEVER] = "never",
+			[F2FS_FUSE_RDPLUS_ADAPTIVE] = "adaptive", [F2FS_FUSE_RDPLUS_ALWAYS] = "always",
+			[F2FS_FUSE_RDPLUS_AUTO] = "auto", [F2FS_FUSE_RDPLUS_NEVER] = "never",
 		};
 		const char *m = opt_value(arg);
 
@@ -457,8 +457,10 @@ void f2fs_fuse_help(void)
 	       "                           lookup scans the dentry blocks)\n"
 	       "    -o readdirplus=MODE    list directories with each entry's attributes:\n"
 	       "                           always (default: a stat after a listing costs\n"
-	       "                           no round trip), auto (the kernel decides per\n"
-	       "                           directory) or never (names only)\n"
+	       "                           no round trip), adaptive (while listed entries\n"
+	       "                           are being looked up, names alone otherwise),\n"
+	       "                           auto (the kernel decides per directory) or\n"
+	       "                           never (names only)\n"
 	       "    -o precache_extents[=N]  map a regular file into the extent cache when\n"
 	       "                           it is opened, if it has more than N direct nodes\n"
 	       "                           (default N: 16, a 64 MiB file)\n"

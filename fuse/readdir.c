@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -38,8 +39,82 @@ struct dir_ctx {
 	char *buf;
 	size_t size, used;
 	bool casefolded;	/* the directory's: its entries are revalidated */
+	bool probe;		/* the next non-directory goes without attributes */
+	uint32_t plain;		/* entries sent without attributes ("." and ".." aside) */
 	int err;
 };
+
+/*
+ * readdirplus=adaptive.  A listing with attributes makes the kernel
+ * instantiate an inode for every entry, and the inodes must be read first:
+ * about ten times the cost of the names alone (find, ls, shell globs),
+ * while a stat walk (ls -l, du, find | xargs stat, tar) saves a LOOKUP
+ * round trip per entry with them.  The two look alike when the listing
+ * comes, so the answer comes from what follows: entries sent without
+ * attributes that are then looked up (a stat walk) turn attributes on for
+ * the listings of the next RDPLUS_HOLD_MS, and each later lookup of such
+ * an entry extends that.  Once half of that time is gone, a listing with
+ * attributes sends one non-directory without them (a probe): a stat walk
+ * looks it up and so keeps attributes on; a walk of names alone lets them
+ * lapse.  Lookups of directories do not count: a walk of names descends
+ * into them by name.
+ */
+#define RDPLUS_HOLD_MS 1000
+/* How long a listing's entries sent without attributes are watched. */
+#define RDPLUS_WATCH_MS 2000
+/* Lookups of one directory's entries that make a stat walk (all, if fewer). */
+#define RDPLUS_LOOKUPS 4
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct f2fs_fuse_rdplus_dir *rdplus_slot(struct f2fs_fuse_rdplus *r, uint32_t nid)
+{
+	return &r->dir[(uint32_t)(nid * 2654435761u) % F2FS_FUSE_RDPLUS_DIRS];
+}
+
+/* A listing of nid sent `plain` entries without attributes: watch them. */
+static void rdplus_listed(struct f2fs_fuse *fs, uint32_t nid, uint32_t plain, int64_t now)
+{
+	struct f2fs_fuse_rdplus *r = &fs->rdplus;
+	struct f2fs_fuse_rdplus_dir *s;
+
+	if (!plain)
+		return;
+	pthread_mutex_lock(&r->lock);
+	s = rdplus_slot(r, nid);
+	if (s->nid != nid || now - s->ms > RDPLUS_WATCH_MS)
+		*s = (struct f2fs_fuse_rdplus_dir){ .nid = nid };
+	s->plain += plain;
+	s->ms = now;
+	pthread_mutex_unlock(&r->lock);
+	atomic_store(&r->last_plain_ms, now);
+}
+
+void f2fs_fuse_rdplus_lookup(struct f2fs_fuse *fs, fuse_ino_t parent, const struct f2fs_stat *st)
+{
+	struct f2fs_fuse_rdplus *r = &fs->rdplus;
+	struct f2fs_fuse_rdplus_dir *s;
+	uint32_t nid = f2fs_fuse_nid(fs, parent);
+	int64_t now;
+
+	if (fs->readdirplus != F2FS_FUSE_RDPLUS_ADAPTIVE || S_ISDIR(st->mode))
+		return;
+	now = now_ms();
+	if (now - atomic_load(&r->last_plain_ms) > RDPLUS_WATCH_MS)
+		return;	/* nothing listed without attributes lately */
+	pthread_mutex_lock(&r->lock);
+	s = rdplus_slot(r, nid);
+	if (s->nid == nid && now - s->ms <= RDPLUS_WATCH_MS &&
+	    ++s->looked >= (s->plain < RDPLUS_LOOKUPS ? s->plain : RDPLUS_LOOKUPS))
+		atomic_store(&r->plus_until_ms, now + RDPLUS_HOLD_MS);
+	pthread_mutex_unlock(&r->lock);
+}
 
 /* Longest name we pass on; f2fs names are at most 255 bytes. */
 #define DIR_NAME_MAX 1023
@@ -71,6 +146,11 @@ static bool entry_name(struct dir_ctx *d, const char *name, size_t len, char nm[
 	return true;
 }
 
+static bool dot_or_dotdot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
 static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
 		    unsigned int file_type, uint64_t next_off)
 {
@@ -93,7 +173,8 @@ static int fill_dir(void *arg, const char *name, size_t len, uint32_t ino,
  * With attributes: the kernel links each entry with a nonzero node id
  * into its dcache as if looked up, so a stat walk after a listing costs no
  * LOOKUP round trips.  "." and ".." and entries whose inode cannot be read
- * go with node id 0, which the kernel takes as a plain entry.
+ * go with node id 0, which the kernel takes as a plain entry, and so do
+ * the entries readdirplus=adaptive sends as names alone.
  */
 static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 			 unsigned int file_type, uint64_t next_off, const struct f2fs_stat *st)
@@ -109,6 +190,10 @@ static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 	need = fuse_add_direntry_plus(d->req, NULL, 0, nm, NULL, (off_t)next_off);
 	if (need > room)
 		return 1;
+	if (st && d->probe && file_type != F2FS_FT_DIR) {
+		d->probe = false;
+		st = NULL;
+	}
 	if (st) {
 		f2fs_fuse_fill_entry(d->fs, st, &e);
 		if (d->casefolded)
@@ -117,6 +202,8 @@ static int fill_dir_plus(void *arg, const char *name, size_t len, uint32_t ino,
 		memset(&e, 0, sizeof(e));
 		e.attr.st_ino = ino;
 		e.attr.st_mode = ftype_mode(file_type);
+		if (!dot_or_dotdot(name, len))
+			d->plain++;
 	}
 	d->used += fuse_add_direntry_plus(d->req, d->buf + d->used, room, nm, &e, (off_t)next_off);
 	return 0;
@@ -132,6 +219,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
 	struct dir_ctx d = { .req = req, .fs = fs, .size = size };
 	uint32_t nid = f2fs_fuse_nid(fs, ino);
+	bool attrs = true;
+	int64_t now = 0;
 	int err;
 
 	if (off < 0) {
@@ -143,15 +232,30 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	if (plus && fs->readdirplus == F2FS_FUSE_RDPLUS_ADAPTIVE) {
+		int64_t until = atomic_load(&fs->rdplus.plus_until_ms);
+
+		now = now_ms();
+		attrs = now < until;
+		/* a probe when half the time is gone: a stat walk renews it in time */
+		d.probe = attrs && until - now <= RDPLUS_HOLD_MS / 2;
+	}
 	if (plus) {
 		/* No more entries than could fit: each is one inode read ahead. */
 		uint32_t max = (uint32_t)(size / fuse_add_direntry_plus(req, NULL, 0, "", NULL, 0)) + 1;
 
+		/*
+		 * Names alone still give subdirectories their attributes: a
+		 * walk of names descends into them, which would otherwise be a
+		 * LOOKUP of each.
+		 */
 		d.casefolded = f2fs_dir_casefolded(fs->sb, nid);
-		err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, fill_dir_plus, &d);
+		err = f2fs_readdir_plus(fs->sb, nid, (uint64_t)off, max, !attrs, fill_dir_plus, &d);
 	} else {
 		err = f2fs_readdir(fs->sb, nid, (uint64_t)off, fill_dir, &d);
 	}
+	if (plus && fs->readdirplus == F2FS_FUSE_RDPLUS_ADAPTIVE)
+		rdplus_listed(fs, nid, d.plain, now);
 	if (!err)
 		err = d.err;
 	if (!err)

@@ -1,4 +1,4 @@
-"""Listings with attributes (READDIRPLUS, -o readdirplus=always|auto|never).
+"""Listings with attributes (READDIRPLUS, -o readdirplus=always|adaptive|auto|never).
 
 With readdirplus the kernel links every listed entry as if looked up, so a
 stat walk after a listing costs no LOOKUP round trip; the attributes it
@@ -8,10 +8,15 @@ changes made after the listing."""
 import errno
 import os
 import re
+import signal
 import stat
+import time
+
+import pytest
 
 import fsutil
 from test_handles import drop_caches
+from test_write_durability import op_counts
 from test_write import MiB, rwimage, write_file  # noqa: F401
 
 
@@ -144,3 +149,144 @@ def test_listing_reads_dentry_blocks_ahead(rwimage):
         assert listed == names
     assert got["io_stats"] >= 20, got
     assert got["node_ra=0"] == 0, got
+
+
+def test_lookups_after_a_listing_of_names_read_inodes_ahead(rwimage):
+    """With names alone listed, the first lookup of an entry whose inode
+    is not in memory reads the inodes of all the directory's entries ahead
+    in one batch, also in a small directory whose entries stay inline (it
+    never gets a name index); node_ra=0 reads nothing ahead; the
+    attributes are the same either way."""
+    img = rwimage(size=64 * MiB)
+    p = img.mount()
+    os.mkdir(os.path.join(p, "small"))
+    for i in range(40):
+        write_file(os.path.join(p, "small", "f%02d" % i), b"y" * i)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    seen, ra = {}, {}
+    for opts in (["io_stats"], ["io_stats", "node_ra=0"]):
+        p = img.mount(options=["ro", "readdirplus=never"] + opts)
+        seen[opts[-1]] = walk(os.path.join(p, "small"))
+        ra[opts[-1]] = ra_blocks(img.unmount().stderr())
+    assert len(seen["io_stats"]) == 40
+    assert seen["io_stats"] == seen["node_ra=0"]
+    assert ra["io_stats"] >= 39 and ra["node_ra=0"] == 0, ra
+
+
+def live_lookups(img):
+    """LOOKUP requests the daemon has had so far (its SIGUSR1 report)."""
+    done = len(re.findall(r"\bop total\s", img.m.stderr()))
+    os.kill(img.m.proc.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 10
+    while len(re.findall(r"\bop total\s", img.m.stderr())) <= done:
+        assert time.monotonic() < deadline, img.m.stderr()
+        time.sleep(0.02)
+    return op_counts(img.m.stderr()).get("LOOKUP", 0)
+
+
+def list_and_stat(d):
+    return {e: shown(os.lstat(os.path.join(d, e))) for e in sorted(os.listdir(d))}
+
+
+def pin_dirs(p, names):
+    """Open the directories: their dentries stay while other tests drop
+    the kernel's caches, so listing one again looks up nothing."""
+    return [os.open(os.path.join(p, n), os.O_RDONLY | os.O_DIRECTORY) for n in names]
+
+
+def within(t0, limit, what):
+    """readdirplus=adaptive keeps attributes on for a second: a machine
+    that stalled longer than the test's margin says nothing about it."""
+    if time.monotonic() - t0 > limit:
+        pytest.skip("the machine stalled %s (more than %.1f s)" % (what, limit))
+
+
+def test_adaptive_attributes_follow_lookups(rwimage):
+    """readdirplus=adaptive: a listing carries names alone, but
+    subdirectories with their attributes, until its entries are looked up
+    (each lstat of a file after it is a LOOKUP); the next listing then
+    carries attributes (its lstats need no request); a second and more
+    without such lookups, names alone again.  The attributes are those
+    readdirplus=always gives."""
+    img = rwimage(size=64 * MiB)
+    p = img.mount()
+    for d in "abc":
+        os.mkdir(os.path.join(p, d))
+        for i in range(50):
+            write_file(os.path.join(p, d, "f%02d" % i), b"z" * i)
+            os.chmod(os.path.join(p, d, "f%02d" % i), 0o600 + i)
+        os.mkdir(os.path.join(p, d, "sub"))
+    img.unmount()
+    fsutil.fsck_check(img.image)
+
+    p = img.mount(options=["ro", "readdirplus=always"])
+    drop_caches()
+    want = {d: list_and_stat(os.path.join(p, d)) for d in "abc"}
+    img.unmount()
+
+    p = img.mount(options=["ro", "io_stats", "readdirplus=adaptive"])
+    drop_caches()
+    fds = pin_dirs(p, "abc")
+    try:
+        n0 = live_lookups(img)
+        got_a = list_and_stat(os.path.join(p, "a"))
+        t = time.monotonic()
+        got_b = list_and_stat(os.path.join(p, "b"))
+        within(t, 0.9, "between the lookups in a and the listing of b")
+        n1 = live_lookups(img)
+        time.sleep(1.5)
+        got_c = list_and_stat(os.path.join(p, "c"))
+        n2 = live_lookups(img)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    img.unmount()
+    assert (got_a, got_b, got_c) == (want["a"], want["b"], want["c"])
+    assert len(got_a) == 51
+    # a: every file ("sub" came with its attributes); b: none (at most a
+    # probe if this ran slowly)
+    assert 50 <= n1 - n0 <= 51, (n0, n1, n2)
+    # c, after a second and a half without lookups: every file again
+    assert n2 - n1 == 50, (n0, n1, n2)
+
+
+def test_adaptive_probe_keeps_attributes_on(rwimage):
+    """readdirplus=adaptive: past half of the second that attributes stay
+    on, a listing sends one file without them; a walk that stats what it
+    lists looks that one up, which keeps attributes on for another second:
+    directories listed 0.6 s and 1.2 s after the walk's first lookups cost
+    one LOOKUP each (without the probe, the second would have lapsed and
+    cost one per file)."""
+    img = rwimage(size=64 * MiB)
+    p = img.mount()
+    for d in "abcd":
+        os.mkdir(os.path.join(p, d))
+        for i in range(30):
+            write_file(os.path.join(p, d, "f%02d" % i), b"p" * i)
+    img.unmount()
+    fsutil.fsck_check(img.image)
+    p = img.mount(options=["ro", "io_stats", "readdirplus=adaptive"])
+    drop_caches()
+    fds = pin_dirs(p, "abcd")
+    try:
+        counts = [live_lookups(img)]
+        list_and_stat(os.path.join(p, "a"))
+        t = time.monotonic()
+        list_and_stat(os.path.join(p, "b"))
+        counts.append(live_lookups(img))
+        for d in "cd":
+            time.sleep(0.6)
+            # listed before the attributes' second since t (the last lookup
+            # that renewed them came before it) is over
+            within(t, 0.95, "before the listing of " + d)
+            t = time.monotonic()
+            assert len(list_and_stat(os.path.join(p, d))) == 30
+            counts.append(live_lookups(img))
+    finally:
+        for fd in fds:
+            os.close(fd)
+    img.unmount()
+    steps = [y - x for x, y in zip(counts, counts[1:])]
+    # a and b: a's files; c and d: their probes
+    assert steps[0] in (30, 31) and steps[1:] == [1, 1], (counts, steps)
