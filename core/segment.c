@@ -473,6 +473,8 @@ static int ssa_flush_locked(struct f2fs_sb *sb)
 	uint32_t i = 0, kept = 0;
 	int err = 0;
 
+	if (!sm->nr_ssa_dirty)
+		return 0;	/* d may be NULL, which qsort must not get */
 	qsort(d, sm->nr_ssa_dirty, sizeof(*d), cmp_ssa_dirty);
 	while (i < sm->nr_ssa_dirty) {
 		uint32_t n = 0;
