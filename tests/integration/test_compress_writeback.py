@@ -21,7 +21,7 @@ from test_compress_write import (F2FS_IOC_GET_COMPRESS_BLOCKS, F2FS_IOC_RELEASE_
 from test_ioctl import extents
 from test_keys import fusectl  # noqa: F401
 from test_write import MiB, RWImage
-from test_writeback import NO_PERIODIC, breaks, daemon_read, geometry
+from test_writeback import NO_PERIODIC, breaks, crash_after_dir_fsync, daemon_read, geometry
 
 BLK = 4096
 WB = ["rw", NO_PERIODIC, "writeback", "dirty_expire_ms=60000", "io_stats",
@@ -209,18 +209,7 @@ def test_fsync_then_crash(f2fs_fuse, tmp_path):
         finally:
             os.close(fd)
         appends(os.path.join(p, "dirty"), b, 4096)
-        # the name is in a checkpoint, the data only in the daemon's memory
-        fd = os.open(p, os.O_RDONLY)
-        os.fsync(fd)
-        os.close(fd)
-        img.crash()
-        fsutil.fsck_check(img.image)
-        p = img.mount()
-        assert daemon_read(os.path.join(p, "synced")) == synced
-        got = daemon_read(os.path.join(p, "dirty"))
-        for off in range(0, len(got), BLK):
-            blk = got[off:off + BLK]
-            assert blk == b[off:off + BLK] or blk == bytes(len(blk)), off
+        p = crash_after_dir_fsync(img, p, synced, b)
         # a crashed cluster's reserved slots take a new write
         appends(os.path.join(p, "dirty"), b"more", 4)
         img.unmount()

@@ -222,6 +222,25 @@ def put_small(path, data):
         os.close(fd)
 
 
+def crash_after_dir_fsync(img, p, synced, dirty):
+    """fsync the top directory (the names in a checkpoint, "dirty"'s data
+    only in the daemon's memory), kill the daemon, fsck, mount again:
+    "synced" is back whole, each block of "dirty" is its data or a hole.
+    Returns the new mount point."""
+    fd = os.open(p, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    img.crash()
+    fsutil.fsck_check(img.image)
+    p = img.mount()
+    assert daemon_read(os.path.join(p, "synced")) == synced
+    got = daemon_read(os.path.join(p, "dirty"))
+    for off in range(0, len(got), BLK):
+        blk = got[off:off + BLK]
+        assert blk == dirty[off:off + BLK] or blk == bytes(len(blk)), off
+    return p
+
+
 def daemon_read(path, n=None):
     """Read through the daemon: the kernel's cached pages of the file go first."""
     fd = os.open(path, os.O_RDONLY)
@@ -304,18 +323,7 @@ def test_writeback_sigkill(f2fs_fuse, tmp_path):
         os.fsync(fd)
         os.close(fd)
         put_small(os.path.join(p, "dirty"), b)
-        # the name is in a checkpoint, the data only in the daemon's memory
-        fd = os.open(p, os.O_RDONLY)
-        os.fsync(fd)
-        os.close(fd)
-        img.crash()
-        fsutil.fsck_check(img.image)
-        p = img.mount()
-        assert daemon_read(os.path.join(p, "synced")) == a
-        got = daemon_read(os.path.join(p, "dirty"))
-        for off in range(0, len(got), BLK):
-            blk = got[off:off + BLK]
-            assert blk == b[off:off + BLK] or blk == bytes(len(blk)), off
+        crash_after_dir_fsync(img, p, a, b)
         img.unmount()
         fsutil.fsck_check(img.image)
     finally:
