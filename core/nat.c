@@ -54,6 +54,9 @@ static int nat_lookup_disk(struct f2fs_sb *sb, uint32_t nid, struct f2fs_node_in
 	uint32_t addr;
 	int err;
 
+	/* a stale hint (i_pino) may name any number: the bitmap ends at max_nid */
+	if (nid < sb->root_ino || nid >= sb->max_nid)
+		return -EFSCORRUPTED;
 	if (lookup_journal(sb, nid, ni))
 		return 0;
 	addr = nat_block_addr(sb, nid);
@@ -584,7 +587,8 @@ out:
 	return err;
 }
 
-/* Was nid in use at the last checkpoint? (is_checkpointed_node) */
+/* Was nid in use at the last checkpoint? (is_checkpointed_node)  A number out
+ * of range was not, so fsync of a file with a bad i_pino checkpoints. */
 bool f2fs_nat_checkpointed(struct f2fs_sb *sb, uint32_t nid)
 {
 	struct f2fs_node_info ni;

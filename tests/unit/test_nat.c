@@ -161,6 +161,37 @@ out:
 	free(bitmap);
 }
 
+/*
+ * i_pino is only a hint, and a hostile image may hold any number there: fsync
+ * asks the NAT whether that parent was checkpointed.  Out of range, it was not
+ * (the fsync checkpoints), and the lookup stays inside the NAT bitmap (the rw
+ * fuzz target found the read past it).
+ */
+static void stale_parent_hint(struct rwimage *im)
+{
+	uint32_t ino = rw_create(im, "stale-pino"), bad[] = { im->sb->max_nid, 0xfffffff0u, 1 };
+	struct f2fs_inode *inode;
+	uint8_t blk[F2FS_BLKSIZE];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!f2fs_nat_checkpointed(im->sb, bad[i]), "nid %u is not a checkpointed node", bad[i]);
+	if (!ino || f2fs_begin_op(im->sb, ino, 0, &inode))
+		return;
+	inode->pino = 0xfffffff0u;
+	CHECK(f2fs_mark_inode_dirty(im->sb, inode) == 0, "dirty the inode");
+	CHECK(f2fs_need_do_checkpoint(im->sb, inode), "a bad parent hint takes a checkpoint");
+	f2fs_end_op(im->sb, inode);
+	rw_pattern(blk, ino);
+	CHECK(f2fs_write(im->sb, ino, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk), "write");
+	CHECK(f2fs_fsync(im->sb, ino, false) == 0, "fsync with a bad parent hint");
+	/* put the hint back so that fsck.f2fs judges the rest */
+	if (f2fs_begin_op(im->sb, ino, 0, &inode))
+		return;
+	inode->pino = f2fs_root_ino(im->sb);
+	CHECK(f2fs_mark_inode_dirty(im->sb, inode) == 0, "dirty the inode");
+	f2fs_end_op(im->sb, inode);
+}
+
 int main(void)
 {
 	struct rwimage im;
@@ -170,6 +201,7 @@ int main(void)
 	free_map(im.sb);
 	cache_updates(&im);
 	checkpointed_entries(&im);
+	stale_parent_hint(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
 	rw_done(&im);
 	return check_done("test_nat");
