@@ -251,7 +251,8 @@ bench-precache: deps
 .PHONY: bench-compress
 bench-compress: deps
 	@$(MAKE) --no-print-directory all
-	@tests/bench/compress.py --build $(abspath $(BUILD)) --md docs/benchmarks.md \
+	@tests/install-deps.sh python3-matplotlib
+	@$(PYTHON) tests/bench/compress.py --build $(abspath $(BUILD)) --md docs/benchmarks.md \
 		--png docs/bench-compress.png $(BENCH_COMPRESS_ARGS)
 
 # small files side by side with kernel ext4 and fuse2fs (root; not part of test)

@@ -49,6 +49,7 @@ static int run(int argc, char *argv[])
 	pthread_mutex_init(&fs.flags_lock, NULL);
 	pthread_mutex_init(&fs.log_lock, NULL);
 	pthread_mutex_init(&fs.rdplus.lock, NULL);
+	pthread_mutex_init(&fs.rbuf_lock, NULL);
 	if (f2fs_fuse_maintenance_init(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -237,6 +238,8 @@ out:
 	pthread_mutex_destroy(&fs.flags_lock);
 	pthread_mutex_destroy(&fs.log_lock);
 	pthread_mutex_destroy(&fs.rdplus.lock);
+	f2fs_fuse_free_read_bufs(&fs);
+	pthread_mutex_destroy(&fs.rbuf_lock);
 	return rc;
 }
 
