@@ -597,10 +597,10 @@ static int merge_source(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2f
 /*
  * Write [off, off+len) out of place: partial first and last blocks are
  * merged with their old contents first, then each direct node's share
- * takes its new blocks from the data log, as one run when the write is
- * serialized (else block by block, interleaving with concurrent writers
- * as the kernel's unserialized writeback does), and the plug turns each
- * contiguous run into one vectored device write.
+ * takes its new blocks from the data log as runs (block by block under
+ * serialize_io=never, interleaving with concurrent writers as the kernel's
+ * per-page allocation does), and the plug turns each contiguous run into
+ * one vectored device write.
  */
 static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
 			uint8_t *const *pages, size_t len, uint64_t off, size_t *written, int ser,
@@ -621,7 +621,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	uint64_t first = off / F2FS_BLKSIZE, last = len ? (end - 1) / F2FS_BLKSIZE : first;
 	bool head_part = off % F2FS_BLKSIZE, tail_part = end % F2FS_BLKSIZE;
 	const struct fscrypt_inode_info *ci = NULL;
-	bool take;
+	bool take, runs;
 	int err = 0, ferr;
 
 	if (!dn || !bounce || !plug) {
@@ -663,6 +663,15 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	if (ser < 0)
 		ser = f2fs_should_serialize_io(sb, inode, last - first + 1);
 	take = ser && !held;
+	/*
+	 * Unserialized writes take runs too, except under never: the kernel's
+	 * per-log write bio merges adjacent blocks of different plain inodes,
+	 * which a per-thread plug cannot; a run reserved under the log's lock
+	 * gives the same large requests.  never takes blocks one at a time, as
+	 * the kernel's per-page allocation does, so that concurrent writers
+	 * interleave as the seed measured.
+	 */
+	runs = ser || sb->opts.serialize_io != F2FS_SERIALIZE_NEVER;
 	if (take)
 		pthread_mutex_lock(&sb->writepages);
 	while (!err && pos < end) {
@@ -692,7 +701,7 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			if (inplace) {
 				addr = old0;
 			} else {
-				if (ser && !pinned)
+				if (runs && !pinned)
 					want = (uint32_t)F2FS_MIN((uint64_t)(dn->naddrs - i),
 								  last - pos / F2FS_BLKSIZE + 1);
 				for (uint32_t j = 0; j < want; j++) {

@@ -486,6 +486,17 @@ def test_nearly_full_image_kernel_roundtrip(guest, f2fs_fuse, tmp_path):
     stderr = m.stderr()
     assert io_stat(stderr, "segments reused") > 0, stderr
     assert io_stat(stderr, "data and") > 0, stderr
+    # cleaning can free enough segments before the unmount's checkpoint for
+    # every log to be back in LFS (it depends on how the churn's blocks were
+    # laid out): short churns on a nearly full image end with one in SSR
+    for r in range(8):
+        if ssr_logs(image):
+            break
+        with fsutil.mounted(f2fs_fuse, image, tmp_path / "mnt1",
+                            ("rw", "nowriteback")) as m:
+            ktest_guest.fill_and_churn(m.path, seed=100 + r, churn_mib=16, fill=0)
+            w = walk(m.path)
+            assert w.errors == []
     assert ssr_logs(image), "the last checkpoint has no log in SSR mode"
     fsutil.fsck_check(image)
     mine = w.manifest
