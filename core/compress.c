@@ -84,8 +84,9 @@ struct f2fs_dic {
 	uint32_t cbuf_blocks, rbuf_blocks;
 	ZSTD_DCtx *zstd;
 	/* the compressing side (the kernel's compress_ctx) */
-	uint8_t *obuf;			/* header + a codec's worst case */
-	size_t obuf_bytes;
+	uint8_t *obuf[2];		/* header + a codec's worst case, per cluster of
+					 * a batch; two: one compressing, one written */
+	size_t obuf_bytes[2];
 	void *wrkmem;			/* liblzo2's dictionary, lz4's state */
 	size_t wrkmem_bytes;
 	ZSTD_CCtx *zc;
@@ -108,6 +109,7 @@ struct cluster_job {
 	atomic_uint next;
 	atomic_int err;			/* the first failure */
 	unsigned int active;		/* helpers inside, under the pool's lock */
+	bool posted;			/* the helpers were given it */
 };
 
 struct f2fs_compress_pool {
@@ -381,7 +383,8 @@ static void free_dic(struct f2fs_dic *dic)
 	ZSTD_freeCCtx(dic->zc);
 	free(dic->cbuf);
 	free(dic->rbuf);
-	free(dic->obuf);
+	free(dic->obuf[0]);
+	free(dic->obuf[1]);
 	free(dic->wrkmem);
 	free(dic->plug);
 	free(dic->segs);
@@ -479,40 +482,61 @@ static void start_helpers(struct f2fs_compress_pool *pool)
 }
 
 /*
- * Run fn over 0..n-1 on this thread (with dic) and the idle helpers; the
- * first error, or 0.  Without helpers, or for a few clusters, or while
- * another job is posted, this thread does it all.
+ * Hand fn over 0..n-1 to the idle helpers, which start at once; the poster
+ * may do other work (a batch's device write) before finish_clusters.
+ * Without helpers, or for a few clusters, or while another job is posted,
+ * finish_clusters does it all on the poster's thread.
  */
-static int run_clusters(struct f2fs_sb *sb, struct f2fs_dic *dic,
-			int (*fn)(void *arg, struct f2fs_dic *dic, uint32_t i), void *arg, uint32_t n)
+static void post_clusters(struct f2fs_sb *sb, struct cluster_job *job,
+			  int (*fn)(void *arg, struct f2fs_dic *dic, uint32_t i), void *arg, uint32_t n)
 {
 	struct f2fs_compress_pool *pool = sb->cpool;
-	struct cluster_job job = { .fn = fn, .arg = arg, .n = n };
-	bool posted = false;
 
-	atomic_init(&job.next, 0);
-	atomic_init(&job.err, 0);
+	job->fn = fn;
+	job->arg = arg;
+	job->n = n;
+	job->active = 0;
+	job->posted = false;
+	atomic_init(&job->next, 0);
+	atomic_init(&job->err, 0);
 	if (pool->want_helpers && n >= MIN_SPLIT_CLUSTERS) {
 		pthread_mutex_lock(&pool->lock);
 		if (!pool->started)
 			start_helpers(pool);
 		if (!pool->job && pool->nr_helpers) {
-			pool->job = &job;
-			posted = true;
+			pool->job = job;
+			job->posted = true;
 			pthread_cond_broadcast(&pool->work);
 		}
 		pthread_mutex_unlock(&pool->lock);
 	}
-	run_job(&job, dic);
-	if (posted) {
-		/* every index is taken; wait for the helpers still inside */
+}
+
+/* Take the indices left (with dic), wait for the helpers still inside; the first error, or 0. */
+static int finish_clusters(struct f2fs_sb *sb, struct f2fs_dic *dic, struct cluster_job *job)
+{
+	struct f2fs_compress_pool *pool = sb->cpool;
+
+	run_job(job, dic);
+	if (job->posted) {
 		pthread_mutex_lock(&pool->lock);
 		pool->job = NULL;
-		while (job.active)
+		while (job->active)
 			pthread_cond_wait(&pool->idle_helper, &pool->lock);
 		pthread_mutex_unlock(&pool->lock);
+		job->posted = false;
 	}
-	return atomic_load(&job.err);
+	return atomic_load(&job->err);
+}
+
+/* Run fn over 0..n-1 on this thread (with dic) and the idle helpers. */
+static int run_clusters(struct f2fs_sb *sb, struct f2fs_dic *dic,
+			int (*fn)(void *arg, struct f2fs_dic *dic, uint32_t i), void *arg, uint32_t n)
+{
+	struct cluster_job job;
+
+	post_clusters(sb, &job, fn, arg, n);
+	return finish_clusters(sb, dic, &job);
 }
 
 int f2fs_compress_init(struct f2fs_sb *sb)
@@ -1279,16 +1303,69 @@ static int compress_one(void *arg, struct f2fs_dic *dic, uint32_t i)
 	return 0;
 }
 
+/* One direct node's share of a write: its clusters, compressed into slots of obuf. */
+struct write_batch {
+	uint32_t k;			/* clusters */
+	uint32_t nrs[MAX_BATCH_CLUSTERS];	/* blocks each, 0: raw */
+	struct compress_batch cb;
+	struct cluster_job job;
+};
+
+/*
+ * Look up (allocating) the direct node of the cluster done clusters past
+ * `cluster`, and set the helpers compressing its share of the n - done
+ * clusters left into *obuf.  On success dn is held and the job posted:
+ * finish_clusters and f2fs_put_dnode follow.
+ */
+static int start_batch(struct f2fs_sb *sb, struct f2fs_inode *inode, struct dnode_of_data *dn,
+		       uint32_t cluster, uint32_t n, uint32_t done, const uint8_t *const *data,
+		       uint32_t valid, bool may_compress, uint8_t **obuf, size_t *obuf_bytes,
+		       struct write_batch *b)
+{
+	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
+	const size_t out = cluster_out_bytes(inode);
+	const uint32_t c0 = cluster + done, start = c0 << log;
+	int err;
+
+	if ((uint64_t)start + cs > f2fs_max_file_blocks(inode))
+		return -EFBIG;
+	err = f2fs_get_dnode_of_data(sb, inode, start, ALLOC_NODE, dn);
+	if (err)
+		return err;
+	if (dn->ofs_in_node + cs > dn->naddrs) {
+		f2fs_put_dnode(sb, dn);
+		return f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, c0);
+	}
+	b->k = F2FS_MIN(n - done, (dn->naddrs - dn->ofs_in_node) >> log);
+	b->k = F2FS_MIN(b->k, (uint32_t)MAX_BATCH_CLUSTERS);
+	err = reserve_bytes(obuf, obuf_bytes, (size_t)b->k * out);
+	if (err) {
+		f2fs_put_dnode(sb, dn);
+		return err;
+	}
+	/* the last cluster of the write, when partial, goes raw */
+	b->cb = (struct compress_batch){
+		.sb = sb, .inode = inode, .data = data + done, .obuf = *obuf, .out = out,
+		.nrs = b->nrs,
+		.full = may_compress ? (done + b->k == n && valid < cs ? b->k - 1 : b->k) : 0,
+	};
+	memset(b->nrs, 0, b->k * sizeof(b->nrs[0]));
+	post_clusters(sb, &b->job, compress_one, &b->cb, b->cb.full);
+	return 0;
+}
+
 /*
  * Write n whole clusters from cluster on, data[i] the i-th (the kernel's
  * writeback of a run of dirty clusters), the last with valid pages inside
  * i_size, the others full.  The clusters of one direct node go together:
  * one node lookup, each compressed into one buffer, their blocks taken in
  * turn from the log and queued on one plug, so that a sequential write is
- * one device request per node, not one per cluster.  *done counts the
- * clusters that got their blocks (a short write: out of space part way).
- * The caller holds the inode's write lock (and the writepages lock, which
- * keeps the runs of the clusters together) and marks the inode dirty.
+ * one device request per node, not one per cluster.  While a node's
+ * request goes to the device, the helpers compress the next node's
+ * clusters into the other buffer.  *done counts the clusters that got
+ * their blocks (a short write: out of space part way).  The caller holds
+ * the inode's write lock (and the writepages lock, which keeps the runs of
+ * the clusters together) and marks the inode dirty.
  */
 int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			const struct fscrypt_inode_info *ci, uint32_t cluster, uint32_t n,
@@ -1298,9 +1375,11 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	const uint32_t log = inode->log_cluster_size, cs = 1u << log;
 	const size_t out = cluster_out_bytes(inode);
 	struct f2fs_dic *dic = get_dic(sb);
+	struct write_batch *wb = malloc(2 * sizeof(*wb));
 	struct dnode_of_data *dn;
-	uint32_t nrs[MAX_BATCH_CLUSTERS];
-	int err = dic ? batch_buffers(dic) : -ENOMEM;
+	unsigned int cur = 0;
+	bool have = false;
+	int err = dic && wb ? batch_buffers(dic) : -ENOMEM;
 
 	*done = 0;
 	if (!err && (!valid || valid > cs))
@@ -1308,44 +1387,24 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	if (err)
 		goto out;
 	dn = dic->dn;
-	while (*done < n && !err) {
-		uint32_t c0 = cluster + *done, start = c0 << log, k, i, base;
+	if (n) {
+		err = start_batch(sb, inode, dn, cluster, n, 0, data, valid, may_compress,
+				  &dic->obuf[0], &dic->obuf_bytes[0], &wb[0]);
+		have = !err;
+	}
+	while (have) {
+		struct write_batch *b = &wb[cur];
+		const uint32_t base = *done, c0 = cluster + base;
 		int ferr, ioerr = 0;
 
-		if ((uint64_t)start + cs > f2fs_max_file_blocks(inode)) {
-			err = -EFBIG;
-			break;
-		}
-		err = f2fs_get_dnode_of_data(sb, inode, start, ALLOC_NODE, dn);
-		if (err)
-			break;
-		if (dn->ofs_in_node + cs > dn->naddrs) {
-			f2fs_put_dnode(sb, dn);
-			err = f2fs_corrupted(sb, "inode %u: cluster %u straddles a node", inode->ino, c0);
-			break;
-		}
-		k = F2FS_MIN(n - *done, (dn->naddrs - dn->ofs_in_node) >> log);
-		k = F2FS_MIN(k, (uint32_t)MAX_BATCH_CLUSTERS);
-		/* compress them all first, each into its own slot of obuf, shared
-		 * out among the compressing threads */
-		err = reserve_bytes(&dic->obuf, &dic->obuf_bytes, (size_t)k * out);
-		if (!err) {
-			struct compress_batch cb = {
-				.sb = sb, .inode = inode, .data = data + *done, .obuf = dic->obuf, .out = out,
-				.nrs = nrs, .full = may_compress ? (*done + k == n && valid < cs ? k - 1 : k) : 0,
-			};
-
-			memset(nrs, 0, k * sizeof(*nrs));
-			err = run_clusters(sb, dic, compress_one, &cb, cb.full);
-		}
+		err = finish_clusters(sb, dic, &b->job);
 		f2fs_plug_init(dic->plug, sb->dev);
-		base = *done;
-		for (i = 0; i < k && !err && !ioerr; i++) {
+		for (uint32_t i = 0; i < b->k && !err && !ioerr; i++) {
 			uint32_t v = base + i + 1 == n ? valid : cs;
 
 			err = write_cluster_at(sb, inode, ci, dn, dn->ofs_in_node + (i << log),
-					       (c0 + i) << log, data[base + i], v, nrs[i],
-					       dic->obuf + (size_t)i * out, dic->plug, &ioerr);
+					       (c0 + i) << log, data[base + i], v, b->nrs[i],
+					       b->cb.obuf + (size_t)i * out, dic->plug, &ioerr);
 			/* a failed request still took the cluster's blocks */
 			if (!err)
 				++*done;
@@ -1355,14 +1414,27 @@ int f2fs_write_clusters(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		ferr = f2fs_put_dnode(sb, dn);
 		if (!err)
 			err = ferr;
-		/* the compressed blocks live in obuf: out before the next node reuses it */
+		have = false;
+		if (!err && *done < n) {
+			err = start_batch(sb, inode, dn, cluster, n, *done, data, valid, may_compress,
+					  &dic->obuf[cur ^ 1], &dic->obuf_bytes[cur ^ 1], &wb[cur ^ 1]);
+			have = !err;
+		}
+		/* the compressed blocks live in this batch's buffer: out before it is reused */
 		ferr = f2fs_plug_flush(dic->plug);
 		if (!err)
 			err = ferr;
+		cur ^= 1;
+		if (err && have) {
+			finish_clusters(sb, dic, &wb[cur].job);
+			f2fs_put_dnode(sb, dn);
+			have = false;
+		}
 	}
 	f2fs_drop_extent_cache(inode, cluster << log, (n ? n : 1) << log);
 	f2fs_compress_drop_cache(inode);
 out:
+	free(wb);
 	put_dic(sb, dic);
 	return err;
 }
