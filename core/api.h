@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -627,5 +628,27 @@ enum f2fs_compress_ioc {
 };
 int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc op,
 			uint64_t *blocks);
+
+/*
+ * A few block-aligned buffers kept for reuse (bounce buffers, read-ahead
+ * buffers, READ replies): a fresh buffer of 128 KiB or more is a new
+ * mapping, and faulting in and zeroing its pages as the data arrives costs
+ * more CPU than what is done with the data.  get hands out a kept buffer
+ * of at least nr blocks or a new one of at least min_blocks (*got: its
+ * size); put keeps it (unless larger than max_blocks, when that is not
+ * 0), in place of the smallest kept one when all slots are taken, or
+ * frees it.
+ */
+#define F2FS_STASH_SLOTS 8
+struct f2fs_buf_stash {
+	pthread_mutex_t lock;
+	uint32_t min_blocks, max_blocks;
+	unsigned int nr;
+	struct { void *buf; size_t blocks; } slot[F2FS_STASH_SLOTS];
+};
+int f2fs_stash_init(struct f2fs_buf_stash *s, uint32_t min_blocks, uint32_t max_blocks);
+void f2fs_stash_destroy(struct f2fs_buf_stash *s);
+void *f2fs_stash_get(struct f2fs_buf_stash *s, size_t nr, size_t *got);
+void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks);
 
 #endif /* F2FS_API_H */

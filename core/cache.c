@@ -13,6 +13,7 @@
 #include "f2fs.h"
 
 #define CACHE_SHARDS 16
+#define RA_CHUNK 512	/* blocks read ahead into one buffer (2 MiB), kept for the next */
 
 struct cache_entry {
 	uint32_t blkaddr;
@@ -33,6 +34,7 @@ struct cache_shard {
 
 struct f2fs_cache {
 	struct cache_shard shard[CACHE_SHARDS];
+	struct f2fs_buf_stash ra_bufs;		/* read-ahead buffers, RA_CHUNK blocks */
 };
 
 /*
@@ -58,6 +60,10 @@ struct f2fs_cache *f2fs_cache_create(size_t bytes)
 
 	if (!c)
 		return NULL;
+	if (f2fs_stash_init(&c->ra_bufs, RA_CHUNK, RA_CHUNK)) {
+		free(c);
+		return NULL;
+	}
 	per_shard = (uint32_t)(bytes / F2FS_BLKSIZE / CACHE_SHARDS);
 	if (per_shard < 4)
 		per_shard = 4;
@@ -99,6 +105,7 @@ void f2fs_cache_destroy(struct f2fs_cache *c)
 		free(s->hash);
 		pthread_mutex_destroy(&s->lock);
 	}
+	f2fs_stash_destroy(&c->ra_bufs);
 	free(c);
 }
 
@@ -230,32 +237,17 @@ bool f2fs_ra_keep_all(void *arg, uint32_t i, const uint8_t *blk)
  * cached, and the reader that needs it reads it itself and reports what
  * is wrong.  Read-ahead is advice: it fails silently.
  */
-void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
-			  uint32_t n, unsigned int depth, f2fs_ra_keep_fn keep, void *arg,
-			  struct f2fs_ra_result *res)
+/* Read ahead blocks idx[0..m) of addrs into buf, then into the cache. */
+static void readahead_chunk(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
+			    const uint32_t *idx, uint32_t m, uint8_t *buf, unsigned int depth,
+			    f2fs_ra_keep_fn keep, void *arg, struct f2fs_ra_result *res)
 {
-	struct f2fs_bio *bios = NULL;
-	struct iovec *iov = NULL;
-	uint32_t *first = NULL, *idx = NULL, nb = 0, m = 0;
-	uint8_t *buf = NULL;
-	int *errs = NULL;
+	struct f2fs_bio *bios = calloc(m, sizeof(*bios));
+	struct iovec *iov = calloc(m, sizeof(*iov));
+	uint32_t *first = calloc(m, sizeof(*first)), nb = 0;
+	int *errs = calloc(m, sizeof(*errs));
 
-	if (!n)
-		return;
-	idx = malloc(n * sizeof(*idx));
-	if (!idx)
-		return;
-	for (uint32_t i = 0; i < n; i++)
-		if ((i == 0 || addrs[i] != addrs[i - 1]) && !f2fs_cache_contains(c, addrs[i]))
-			idx[m++] = i;
-	if (!m)
-		goto out;
-	bios = calloc(m, sizeof(*bios));
-	iov = calloc(m, sizeof(*iov));
-	first = calloc(m, sizeof(*first));
-	errs = calloc(m, sizeof(*errs));
-	buf = f2fs_alloc_blocks(m);
-	if (!bios || !iov || !first || !errs || !buf)
+	if (!bios || !iov || !first || !errs)
 		goto out;
 	for (uint32_t k = 0; k < m;) {
 		uint32_t len = 1;
@@ -285,12 +277,35 @@ void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint
 		}
 	}
 out:
-	free(idx);
 	free(bios);
 	free(iov);
 	free(first);
 	free(errs);
-	free(buf);
+}
+
+void f2fs_cache_readahead(struct f2fs_cache *c, struct f2fs_dev *dev, const uint32_t *addrs,
+			  uint32_t n, unsigned int depth, f2fs_ra_keep_fn keep, void *arg,
+			  struct f2fs_ra_result *res)
+{
+	uint32_t *idx, m = 0;
+	size_t blocks;
+	uint8_t *buf;
+
+	if (!n)
+		return;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		if ((i == 0 || addrs[i] != addrs[i - 1]) && !f2fs_cache_contains(c, addrs[i]))
+			idx[m++] = i;
+	buf = m ? f2fs_stash_get(&c->ra_bufs, F2FS_MIN(m, (uint32_t)RA_CHUNK), &blocks) : NULL;
+	/* a chunk at a time through one kept buffer: no fresh pages to fault in */
+	for (uint32_t k = 0; buf && k < m; k += RA_CHUNK)
+		readahead_chunk(c, dev, addrs, idx + k, F2FS_MIN(m - k, (uint32_t)RA_CHUNK), buf, depth,
+				keep, arg, res);
+	f2fs_stash_put(&c->ra_bufs, buf, blocks);
+	free(idx);
 }
 
 void f2fs_cache_invalidate(struct f2fs_cache *c, uint32_t blkaddr)

@@ -17,18 +17,8 @@
 
 #define DEV_MAX_IOV 1024	/* stay well under IOV_MAX */
 
-/*
- * Bounce buffers are kept for reuse: a fresh multi-megabyte allocation per
- * encrypted bio is a fresh mmap, and faulting in and zeroing its pages cost
- * more CPU than the cipher itself.
- */
-#define BOUNCE_POOL 8
+/* Bounce buffers come from a stash: see struct f2fs_buf_stash. */
 #define BOUNCE_MIN_BLOCKS 256	/* one FUSE write of 1 MiB */
-
-struct bounce {
-	void *buf;
-	uint32_t nr;		/* blocks */
-};
 
 struct held_block {
 	uint32_t blkaddr;
@@ -44,9 +34,7 @@ struct f2fs_dev {
 	bool readonly, direct;
 	atomic_bool stopped;	/* shut down: writes fail with -EIO */
 
-	pthread_mutex_t bounce_lock;
-	struct bounce bounce[BOUNCE_POOL];
-	int nr_bounce;
+	struct f2fs_buf_stash bounce;
 
 	/* writes held back in memory (f2fs_dev_hold_writes), newest copy of each block */
 	bool holding;
@@ -87,6 +75,77 @@ void *f2fs_alloc_blocks(size_t nr)
 	if (posix_memalign(&p, F2FS_BLKSIZE, nr * F2FS_BLKSIZE))
 		return NULL;
 	return p;
+}
+
+/* ---- the buffer stash ---- */
+
+int f2fs_stash_init(struct f2fs_buf_stash *s, uint32_t min_blocks, uint32_t max_blocks)
+{
+	memset(s, 0, sizeof(*s));
+	s->min_blocks = min_blocks;
+	s->max_blocks = max_blocks;
+	return pthread_mutex_init(&s->lock, NULL) ? -ENOMEM : 0;
+}
+
+void f2fs_stash_destroy(struct f2fs_buf_stash *s)
+{
+	while (s->nr)
+		free(s->slot[--s->nr].buf);
+	pthread_mutex_destroy(&s->lock);
+}
+
+void *f2fs_stash_get(struct f2fs_buf_stash *s, size_t nr, size_t *got)
+{
+	void *buf = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	for (unsigned int i = 0; i < s->nr; i++) {
+		if (s->slot[i].blocks >= nr) {
+			buf = s->slot[i].buf;
+			*got = s->slot[i].blocks;
+			s->slot[i] = s->slot[--s->nr];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (buf)
+		return buf;
+	*got = nr > s->min_blocks ? nr : s->min_blocks;
+	buf = f2fs_alloc_blocks(*got);
+	if (!buf)
+		*got = 0;
+	return buf;
+}
+
+void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks)
+{
+	unsigned int small = 0;
+
+	if (!buf)
+		return;
+	if (s->max_blocks && blocks > s->max_blocks) {
+		free(buf);
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (s->nr < F2FS_STASH_SLOTS) {
+		s->slot[s->nr].buf = buf;
+		s->slot[s->nr++].blocks = blocks;
+		buf = NULL;
+	} else {
+		for (unsigned int i = 1; i < s->nr; i++)
+			if (s->slot[i].blocks < s->slot[small].blocks)
+				small = i;
+		if (s->slot[small].blocks < blocks) {
+			void *old = s->slot[small].buf;
+
+			s->slot[small].buf = buf;
+			s->slot[small].blocks = blocks;
+			buf = old;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(buf);
 }
 
 /* ---- the block pool: 4 KiB blocks from 256 KiB slabs ---- */
@@ -296,40 +355,11 @@ static struct f2fs_dev *dev_alloc(const struct f2fs_dev_ops *ops)
 		return NULL;
 	dev->ops = ops;
 	dev->fd = -1;
-	if (pthread_mutex_init(&dev->bounce_lock, NULL)) {
+	if (f2fs_stash_init(&dev->bounce, BOUNCE_MIN_BLOCKS, 0)) {
 		free(dev);
 		return NULL;
 	}
 	return dev;
-}
-
-static struct bounce bounce_get(struct f2fs_dev *dev, uint32_t nr)
-{
-	struct bounce b = { NULL, 0 };
-
-	pthread_mutex_lock(&dev->bounce_lock);
-	if (dev->nr_bounce)
-		b = dev->bounce[--dev->nr_bounce];
-	pthread_mutex_unlock(&dev->bounce_lock);
-	if (b.buf && b.nr >= nr)
-		return b;
-	free(b.buf);
-	b.nr = nr > BOUNCE_MIN_BLOCKS ? nr : BOUNCE_MIN_BLOCKS;
-	b.buf = f2fs_alloc_blocks(b.nr);
-	if (!b.buf)
-		b.nr = 0;
-	return b;
-}
-
-static void bounce_put(struct f2fs_dev *dev, struct bounce b)
-{
-	pthread_mutex_lock(&dev->bounce_lock);
-	if (dev->nr_bounce < BOUNCE_POOL) {
-		dev->bounce[dev->nr_bounce++] = b;
-		b.buf = NULL;
-	}
-	pthread_mutex_unlock(&dev->bounce_lock);
-	free(b.buf);
 }
 
 static bool iov_aligned(const struct iovec *iov, int n)
@@ -527,9 +557,7 @@ void f2fs_dev_close(struct f2fs_dev *dev)
 		return;
 	dev->ops->release(dev);
 	free(dev->held);
-	for (int i = 0; i < dev->nr_bounce; i++)
-		free(dev->bounce[i].buf);
-	pthread_mutex_destroy(&dev->bounce_lock);
+	f2fs_stash_destroy(&dev->bounce);
 	free(dev);
 }
 
@@ -662,8 +690,8 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 
 	/* Encrypted writes and unaligned direct I/O go through a bounce buffer. */
 	if ((write && bio->crypt) || (dev->direct && !iov_aligned(bio->iov, bio->iovcnt))) {
-		struct bounce b = bounce_get(dev, bio->nr_blocks);
-		uint8_t *bounce = b.buf;
+		size_t bounce_blocks;
+		uint8_t *bounce = f2fs_stash_get(&dev->bounce, bio->nr_blocks, &bounce_blocks);
 
 		if (!bounce)
 			return -ENOMEM;
@@ -681,7 +709,7 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 			if (!err)
 				iov_scatter(bio->iov, bio->iovcnt, bounce);
 		}
-		bounce_put(dev, b);
+		f2fs_stash_put(&dev->bounce, bounce, bounce_blocks);
 	} else {
 		err = dev_rw(dev, write, bio->iov, bio->iovcnt, off, total);
 	}

@@ -80,8 +80,6 @@ struct f2fs_fuse_inodes {
 	size_t nbuckets, ninos;
 };
 
-#define F2FS_FUSE_READ_BUFS 8
-
 struct f2fs_fuse {
 	struct f2fs_sb *sb;
 	uint32_t root_ino;		/* f2fs nid of "/" (FUSE_ROOT_ID) */
@@ -157,14 +155,8 @@ struct f2fs_fuse {
 	bool precache_open;
 	uint64_t precache_min_nodes;
 
-	/*
-	 * READ reply buffers kept between requests (file.c): a fresh buffer of
-	 * 128 KiB or more is a new mapping whose every page faults in while
-	 * the read fills it, which cost compressed reads more than decompressing.
-	 */
-	pthread_mutex_t rbuf_lock;
-	unsigned int nr_rbufs;
-	struct { void *buf; size_t size; } rbufs[F2FS_FUSE_READ_BUFS];
+	/* READ reply buffers kept between requests (file.c) */
+	struct f2fs_buf_stash rbufs;
 
 	/* Requests by kind (opstats.c); SIGUSR1 and -o io_stats print them. */
 	struct f2fs_fuse_opstat opstats[F2FS_OP_COUNT];
@@ -172,9 +164,6 @@ struct f2fs_fuse {
 	bool opstats_running;
 	atomic_bool opstats_stop;
 };
-
-/* At unmount: the READ buffers kept (file.c). */
-void f2fs_fuse_free_read_bufs(struct f2fs_fuse *fs);
 
 #define PATH_MAX_LEN 4096
 /* Set this mount's bdi read-ahead (Linux sysfs; needs root). */

@@ -29,62 +29,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		f2fs_release_file(fs->sb, nid, fi->flags);
 }
 
-/* A block-aligned buffer of at least size bytes, kept from an earlier READ if one fits. */
-static char *get_read_buf(struct f2fs_fuse *fs, size_t size)
-{
-	void *buf = NULL;
-
-	pthread_mutex_lock(&fs->rbuf_lock);
-	for (unsigned int i = 0; i < fs->nr_rbufs; i++) {
-		if (fs->rbufs[i].size >= size) {
-			buf = fs->rbufs[i].buf;
-			fs->rbufs[i] = fs->rbufs[--fs->nr_rbufs];
-			break;
-		}
-	}
-	pthread_mutex_unlock(&fs->rbuf_lock);
-	if (!buf && posix_memalign(&buf, 4096, size))
-		return NULL;
-	return buf;
-}
-
-/* Keep it for the next READ, the larger ones first when all slots are taken. */
-static void put_read_buf(struct f2fs_fuse *fs, char *buf, size_t size)
-{
-	unsigned int small = 0;
-
-	pthread_mutex_lock(&fs->rbuf_lock);
-	if (fs->nr_rbufs < F2FS_FUSE_READ_BUFS) {
-		fs->rbufs[fs->nr_rbufs].buf = buf;
-		fs->rbufs[fs->nr_rbufs++].size = size;
-		buf = NULL;
-	} else {
-		for (unsigned int i = 1; i < fs->nr_rbufs; i++)
-			if (fs->rbufs[i].size < fs->rbufs[small].size)
-				small = i;
-		if (fs->rbufs[small].size < size) {
-			void *old = fs->rbufs[small].buf;
-
-			fs->rbufs[small].buf = buf;
-			fs->rbufs[small].size = size;
-			buf = old;
-		}
-	}
-	pthread_mutex_unlock(&fs->rbuf_lock);
-	free(buf);
-}
-
-void f2fs_fuse_free_read_bufs(struct f2fs_fuse *fs)
-{
-	while (fs->nr_rbufs)
-		free(fs->rbufs[--fs->nr_rbufs].buf);
-}
-
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	F2FS_FUSE_COUNT_OP(req, F2FS_OP_READ);
 	struct f2fs_fuse *fs = f2fs_fuse_req_fs(req);
+	size_t blocks = (size + 4095) / 4096;	/* 4 KiB blocks */
 	ssize_t n;
 	char *buf;
 
@@ -98,7 +48,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	/* block-aligned, so that whole blocks read straight into it even with
 	 * -o direct (an unaligned buffer takes a bounce copy) */
-	buf = get_read_buf(fs, size);
+	buf = f2fs_stash_get(&fs->rbufs, blocks, &blocks);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -110,7 +60,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		f2fs_fuse_reply_err(req, n);
 	else
 		fuse_reply_buf(req, buf, (size_t)n > size ? size : (size_t)n);
-	put_read_buf(fs, buf, size);
+	f2fs_stash_put(&fs->rbufs, buf, blocks);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

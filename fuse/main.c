@@ -49,7 +49,11 @@ static int run(int argc, char *argv[])
 	pthread_mutex_init(&fs.flags_lock, NULL);
 	pthread_mutex_init(&fs.log_lock, NULL);
 	pthread_mutex_init(&fs.rdplus.lock, NULL);
-	pthread_mutex_init(&fs.rbuf_lock, NULL);
+	/* 128 KiB: FUSE's usual largest READ */
+	if (f2fs_stash_init(&fs.rbufs, 32, 0)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
 	if (f2fs_fuse_maintenance_init(&fs)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
@@ -238,8 +242,7 @@ out:
 	pthread_mutex_destroy(&fs.flags_lock);
 	pthread_mutex_destroy(&fs.log_lock);
 	pthread_mutex_destroy(&fs.rdplus.lock);
-	f2fs_fuse_free_read_bufs(&fs);
-	pthread_mutex_destroy(&fs.rbuf_lock);
+	f2fs_stash_destroy(&fs.rbufs);
 	return rc;
 }
 

@@ -70,6 +70,38 @@ export FUSE_MKFS_PROG="mkfs.f2fs -f"
 export FUSE_FSCK_PROG=$HERE/fsck-image
 CFG
 
+# fstests' users (fsgqa, fsgqa2, 123456-fsgqa; group fsgqa) exist only in
+# the namespace below: copies of the account files with them added are
+# bound over the originals there, so the machine gets no new users.
+mkdir -p "$WORK/etc" "$WORK/home"
+accounts=()
+for f in passwd group shadow gshadow; do
+    [ -f "/etc/$f" ] || continue
+    cp "/etc/$f" "$WORK/etc/$f"
+    accounts+=("$f")
+done
+free_id() {    # the first id from $1 up that neither passwd nor group uses
+    local id=$1
+    while cut -d: -f3 /etc/passwd /etc/group | grep -qx "$id"; do id=$((id + 1)); done
+    echo "$id"
+}
+if ! grep -q '^fsgqa:' /etc/group; then
+    gid=$(free_id 64000)
+    echo "fsgqa:x:$gid:" >> "$WORK/etc/group"
+    [ ! -f "$WORK/etc/gshadow" ] || echo "fsgqa:!::" >> "$WORK/etc/gshadow"
+else
+    gid=$(getent group fsgqa | cut -d: -f3)
+fi
+uid=$((gid + 1))
+for u in fsgqa fsgqa2 123456-fsgqa; do
+    grep -q "^$u:" /etc/passwd && continue
+    uid=$(free_id "$uid")
+    mkdir -p "$WORK/home/$u"; chown "$uid:$gid" "$WORK/home/$u"
+    echo "$u:x:$uid:$gid::$WORK/home/$u:/bin/bash" >> "$WORK/etc/passwd"
+    [ ! -f "$WORK/etc/shadow" ] || echo "$u:*:19000:0:99999:7:::" >> "$WORK/etc/shadow"
+    uid=$((uid + 1))
+done
+
 [ $# -gt 0 ] || set -- -g quick
 exclude=()
 [ -n "${FSTESTS_NO_EXCLUDE:-}" ] || exclude=(-E "$HERE/exclude")
@@ -84,14 +116,15 @@ unshare -m --propagation private bash -c '
         umount -l "$(printf "%b" "$m")" 2>/dev/null || true
     done
     mount -t overlay overlay -o "lowerdir=$1/sbin:/usr/sbin" /usr/sbin
-    cd "$2"; shift 2
+    for f in $3; do mount --bind "$1/etc/$f" "/etc/$f"; done
+    cd "$2"; shift 3
     rc=0; ./check "$@" || rc=$?
     # a daemon would keep this namespace, and its mount, alive
     for m in "$TEST_DIR" "$SCRATCH_MNT"; do
         ! mountpoint -q "$m" || umount "$m"
     done
     exit $rc
-' fstests "$WORK" "$SRC" "${exclude[@]}" "$@" 2>&1 | tee "$WORK/check.out"
+' fstests "$WORK" "$SRC" "${accounts[*]}" "${exclude[@]}" "$@" 2>&1 | tee "$WORK/check.out"
 rc=${PIPESTATUS[0]}
 
 # The images must be clean at the end too (the check also runs per test).

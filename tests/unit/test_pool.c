@@ -11,6 +11,10 @@
  *    the slabs held never exceed what the live blocks need by more than
  *    the fragmentation a put order can leave.
  * 4. Four threads getting and putting at once.
+ * 5. The buffer stash (dev.c): buffers are block-aligned and as large as
+ *    asked, at least its minimum; one put back is handed out again for a
+ *    request it fits; one larger than the maximum is not kept; with every
+ *    slot taken, a larger buffer replaces the smallest kept one.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -170,8 +174,50 @@ static void test_threads(void)
 	f2fs_block_pool_destroy(&pool);
 }
 
+static void test_stash(void)
+{
+	struct f2fs_buf_stash st;
+	void *kept[F2FS_STASH_SLOTS];
+	size_t got, got2;
+	uint8_t *a, *b;
+
+	CHECK(f2fs_stash_init(&st, 4, 64) == 0, "stash init");
+	a = f2fs_stash_get(&st, 1, &got);
+	CHECK(a && got == 4 && !((uintptr_t)a % F2FS_BLKSIZE), "a new buffer: min size, aligned");
+	memset(a, 0x5a, got * F2FS_BLKSIZE);
+	f2fs_stash_put(&st, a, got);
+	b = f2fs_stash_get(&st, 3, &got2);
+	CHECK(b == (uint8_t *)a && got2 == 4, "the kept buffer is handed out again");
+	f2fs_stash_put(&st, b, got2);
+	b = f2fs_stash_get(&st, 5, &got2);
+	CHECK(b && b != (uint8_t *)a && got2 == 5, "a larger request gets a new buffer");
+	f2fs_stash_put(&st, b, got2);
+	CHECK(st.nr == 2, "both kept: %u", st.nr);
+	b = f2fs_stash_get(&st, 65, &got2);
+	CHECK(b && got2 == 65, "beyond the maximum");
+	f2fs_stash_put(&st, b, got2);
+	CHECK(st.nr == 2, "a buffer beyond the maximum is not kept");
+	f2fs_stash_destroy(&st);
+
+	CHECK(f2fs_stash_init(&st, 1, 0) == 0, "stash init");
+	for (int i = 0; i < F2FS_STASH_SLOTS; i++)
+		kept[i] = f2fs_stash_get(&st, (size_t)i + 2, &got);
+	for (int i = 0; i < F2FS_STASH_SLOTS; i++)
+		f2fs_stash_put(&st, kept[i], (size_t)i + 2);
+	b = f2fs_stash_get(&st, 20, &got2);
+	f2fs_stash_put(&st, b, got2);
+	CHECK(st.nr == F2FS_STASH_SLOTS, "slots stay full");
+	got = SIZE_MAX;
+	for (unsigned int i = 0; i < st.nr; i++)
+		got = st.slot[i].blocks < got ? st.slot[i].blocks : got;
+	CHECK(got == 3, "the smallest (2 blocks) made room for the 20-block one: smallest now %zu",
+	      got);
+	f2fs_stash_destroy(&st);
+}
+
 int main(void)
 {
+	test_stash();
 	test_slabs();
 	test_model();
 	test_threads();
