@@ -491,7 +491,7 @@ int f2fs_set_policy(struct f2fs_sb *sb, uint32_t ino, const struct f2fs_policy *
 
 /* F2FS_IOC_SHUTDOWN modes (F2FS_GOING_DOWN_*) */
 #define F2FS_SHUTDOWN_FULLSYNC	0x0	/* write everything and checkpoint, then stop */
-#define F2FS_SHUTDOWN_METASYNC	0x1	/* stop; what was written stays (fsync()ed data) */
+#define F2FS_SHUTDOWN_METASYNC	0x1	/* checkpoint without the dirty file data, then stop */
 #define F2FS_SHUTDOWN_NOSYNC	0x2	/* stop now */
 #define F2FS_SHUTDOWN_METAFLUSH	0x3	/* flush the device cache, then stop */
 #define F2FS_SHUTDOWN_NEED_FSCK	0x4	/* checkpoint asking for fsck; keep going */

@@ -47,11 +47,16 @@ int f2fs_shutdown(struct f2fs_sb *sb, uint32_t mode)
 	if (mode == F2FS_SHUTDOWN_FULLSYNC)
 		f2fs_sync_data(sb);
 	f2fs_lock_all(sb);
-	if (mode == F2FS_SHUTDOWN_FULLSYNC) {
+	if (mode == F2FS_SHUTDOWN_FULLSYNC || mode == F2FS_SHUTDOWN_METASYNC) {
+		/*
+		 * METASYNC is the kernel's "checkpoint only" (f2fs_sync_fs):
+		 * names, inodes and sizes are committed, dirty file data is
+		 * not, so a file written and not synced reads as zeros.
+		 */
 		err = f2fs_write_dirty_nodes(sb);
 		if (!err)
 			err = f2fs_write_checkpoint(sb, false);
-	} else if (mode == F2FS_SHUTDOWN_METAFLUSH || mode == F2FS_SHUTDOWN_METASYNC) {
+	} else if (mode == F2FS_SHUTDOWN_METAFLUSH) {
 		/* what is written is made durable; no new checkpoint */
 		err = f2fs_dev_flush(sb->dev);
 	}
