@@ -85,6 +85,14 @@ static int set_flags(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const voi
 		struct fsxattr fa;
 
 		memcpy(&fa, in_buf, sizeof(fa));
+		/*
+		 * The VFS turns FS_XFLAG_DAX into FS_DAX_FL, which f2fs does
+		 * not take (F2FS_GETTABLE_FS_FL): refused, not dropped.
+		 */
+		if (fa.fsx_xflags & FS_XFLAG_DAX) {
+			err = -EOPNOTSUPP;
+			goto out;
+		}
 		/* only the common flags travel this way; the others stay */
 		next = st.flags;
 		for (size_t i = 0; i < NXFLAGS; i++) {
