@@ -121,8 +121,14 @@ struct f2fs_fuse {
 	pthread_mutex_t maint_lock;
 	pthread_cond_t maint_cond;	/* CLOCK_MONOTONIC */
 
-	/* Core log routing; use_syslog flips once we are daemonized. */
+	/*
+	 * Core log routing; use_syslog flips once we are daemonized.  A
+	 * background daemon sends informational messages (recovery, orphans
+	 * freed) to syslog from the start, as the kernel sends them to its
+	 * log: the terminal that ran mount(8) sees only warnings and errors.
+	 */
 	atomic_bool use_syslog;
+	bool background;
 	int log_level;
 	const char *image;
 	/* Warnings and errors per interval (log.c). */

@@ -66,7 +66,7 @@ void f2fs_fuse_log_msg(void *arg, enum f2fs_log_level lvl, const char *msg)
 	}
 	while (len && msg[len - 1] == '\n')
 		len--;
-	if (!atomic_load(&fs->use_syslog)) {
+	if (!atomic_load(&fs->use_syslog) && !(fs->background && lvl >= F2FS_LOG_INFO)) {
 		fprintf(stderr, PROG ": %s: %s%.*s\n", fs->image,
 			lvl == F2FS_LOG_WARN ? "warning: " : "", (int)len, msg);
 		return;

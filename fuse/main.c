@@ -99,6 +99,9 @@ static int run(int argc, char *argv[])
 	fs.readonly = c.ro;
 	if (fopts.debug)
 		fs.log_level = F2FS_LOG_DEBUG;
+	fs.background = !fopts.foreground;
+	if (fs.background)
+		openlog(PROG, LOG_PID, LOG_DAEMON);
 
 	/* Before opening the image, so option errors come first. */
 	f2fs_fuse_get_ops(&ops);
@@ -172,8 +175,6 @@ static int run(int argc, char *argv[])
 		goto out_umount;
 	if (fuse_session_mount(se, fopts.mountpoint) == -1)
 		goto out_signals;
-	if (!fopts.foreground)
-		openlog(PROG, LOG_PID, LOG_DAEMON);
 	if (fuse_daemonize(fopts.foreground) == -1)
 		goto out_unmount;
 	if (!fopts.foreground)
@@ -234,7 +235,7 @@ out:
 	free(fopts.mountpoint);
 	free(fs.mountpoint);
 	fuse_opt_free_args(&args);
-	if (atomic_load(&fs.use_syslog))
+	if (fs.background)
 		closelog();
 	f2fs_keyctl_free(&fs);
 	f2fs_fuse_inodes_destroy(&fs.inodes);
