@@ -45,9 +45,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
-# The mount helper mount(8) finds for -t fuse.f2fs-fuse.
+# The mount helper mount(8) finds for -t fuse.f2fs-fuse.  libfuse mounts
+# nosuid,nodev unless told otherwise, and mount(8) drops `suid` and `dev`
+# (the defaults) before running a helper; the kernel's f2fs honours set-id
+# bits and device nodes, so the helper asks for them (options given later
+# on the command line still win).
 mkdir -p "$WORK/sbin" "$WORK/test" "$WORK/scratch"
-printf '#!/bin/sh\nexec %q "$@"\n' "$BIN" > "$WORK/sbin/mount.fuse.f2fs-fuse"
+printf '#!/bin/sh\nexec %q -o suid,dev "$@"\n' "$BIN" > "$WORK/sbin/mount.fuse.f2fs-fuse"
 chmod 755 "$WORK/sbin/mount.fuse.f2fs-fuse"
 
 # Fresh sparse images; TEST is made once per run, SCRATCH by each test.
@@ -70,7 +74,7 @@ export FUSE_MKFS_PROG="mkfs.f2fs -f"
 export FUSE_FSCK_PROG=$HERE/fsck-image
 CFG
 
-# fstests' users (fsgqa, fsgqa2, 123456-fsgqa; group fsgqa) exist only in
+# fstests' users (fsgqa, fsgqa2, 123456-fsgqa; groups fsgqa, fsgqa2) exist only in
 # the namespace below: copies of the account files with them added are
 # bound over the originals there, so the machine gets no new users.
 mkdir -p "$WORK/etc" "$WORK/home"
@@ -91,6 +95,12 @@ if ! grep -q '^fsgqa:' /etc/group; then
     [ ! -f "$WORK/etc/gshadow" ] || echo "fsgqa:!::" >> "$WORK/etc/gshadow"
 else
     gid=$(getent group fsgqa | cut -d: -f3)
+fi
+# a second group, as generic/597 and 598 want (no member; fsgqa2 is in fsgqa)
+if ! grep -q '^fsgqa2:' /etc/group; then
+    gid2=$(free_id $((gid + 100)))
+    echo "fsgqa2:x:$gid2:" >> "$WORK/etc/group"
+    [ ! -f "$WORK/etc/gshadow" ] || echo "fsgqa2:!::" >> "$WORK/etc/gshadow"
 fi
 uid=$((gid + 1))
 for u in fsgqa fsgqa2 123456-fsgqa; do
