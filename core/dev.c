@@ -148,7 +148,7 @@ void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks)
 	free(buf);
 }
 
-/* ---- the block pool: 4 KiB blocks from 256 KiB slabs ---- */
+/* ---- the block pool: 4 KiB blocks from 2 MiB slabs ---- */
 
 /*
  * Under AddressSanitizer a free block is poisoned, so that a use after
@@ -170,13 +170,20 @@ void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks)
 #define pool_unpoison(p, n)	((void)(p), (void)(n))
 #endif
 
-#define SLAB_BLOCKS	64
+/*
+ * 2 MiB, so that the platform can back a slab with one huge page: a pool
+ * filling up (the inodes of a cold walk, a burst of dirty pages) takes a
+ * fault per slab instead of one per block.
+ */
+#define SLAB_BLOCKS	512
 #define SLAB_BYTES	((size_t)SLAB_BLOCKS * F2FS_BLKSIZE)
-#define SLAB_ALL_FREE	(~(uint64_t)1)	/* block 0 holds the header */
+#define SLAB_WORDS	(SLAB_BLOCKS / 64)
+#define SLAB_ALL_FREE	(SLAB_BLOCKS - 1)	/* block 0 holds the header */
 
 /* At the start of its slab, which is SLAB_BYTES-aligned: a block finds it by masking. */
 struct f2fs_slab {
-	uint64_t free;			/* bit i: block i is free */
+	uint64_t free[SLAB_WORDS];	/* bit i: block i is free */
+	uint32_t nfree;
 	struct f2fs_slab *prev, *next;	/* in the pool's partial list */
 };
 
@@ -247,7 +254,7 @@ static void free_slabs(struct f2fs_slab *s)
 		struct f2fs_slab *next = s->next;
 
 		pool_unpoison(s, SLAB_BYTES);
-		free(s);
+		f2fs_plat_unmap_anon(s, SLAB_BYTES);
 		s = next;
 	}
 }
@@ -270,7 +277,7 @@ void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
 
 		slab_unlink(pool, s);
 		pool_unpoison(s, SLAB_BYTES);
-		free(s);
+		f2fs_plat_unmap_anon(s, SLAB_BYTES);
 	}
 	free_slabs(pool->spare);
 	pool->spare = NULL;
@@ -282,7 +289,7 @@ void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
 void *f2fs_block_get(struct f2fs_block_pool *pool)
 {
 	struct f2fs_slab *s;
-	unsigned int i;
+	unsigned int i, w;
 
 	pthread_mutex_lock(&pool->lock);
 	s = pool->partial;
@@ -296,18 +303,23 @@ void *f2fs_block_get(struct f2fs_block_pool *pool)
 		void *mem;
 
 		pthread_mutex_unlock(&pool->lock);
-		if (posix_memalign(&mem, SLAB_BYTES, SLAB_BYTES))
+		mem = f2fs_plat_map_anon(SLAB_BYTES);	/* SLAB_BYTES-aligned */
+		if (!mem)
 			return NULL;
 		s = mem;
-		s->free = SLAB_ALL_FREE;
+		memset(s->free, 0xff, sizeof(s->free));
+		s->free[0] &= ~(uint64_t)1;
+		s->nfree = SLAB_ALL_FREE;
 		pool_poison((uint8_t *)s + F2FS_BLKSIZE, SLAB_BYTES - F2FS_BLKSIZE);
 		pthread_mutex_lock(&pool->lock);
 		pool->slabs++;
 		slab_link(pool, s);
 	}
-	i = (unsigned int)__builtin_ctzll(s->free);
-	s->free &= ~((uint64_t)1 << i);
-	if (!s->free)
+	for (w = 0; !s->free[w]; w++)
+		;
+	i = w * 64 + (unsigned int)__builtin_ctzll(s->free[w]);
+	s->free[w] &= ~((uint64_t)1 << (i % 64));
+	if (!--s->nfree)
 		slab_unlink(pool, s);	/* full */
 	pool->blocks++;
 	pthread_mutex_unlock(&pool->lock);
@@ -326,11 +338,11 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 	i = (unsigned int)(((uintptr_t)blk - (uintptr_t)s) / F2FS_BLKSIZE);
 	pool_poison(blk, F2FS_BLKSIZE);
 	pthread_mutex_lock(&pool->lock);
-	if (!s->free)
+	if (!s->nfree)
 		slab_link(pool, s);	/* was full */
-	s->free |= (uint64_t)1 << i;
+	s->free[i / 64] |= (uint64_t)1 << (i % 64);
 	pool->blocks--;
-	if (s->free == SLAB_ALL_FREE) {
+	if (++s->nfree == SLAB_ALL_FREE) {
 		slab_unlink(pool, s);
 		if (pool->nspare > pool->keep) {
 			gone = s;
@@ -342,9 +354,10 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 		}
 	}
 	pthread_mutex_unlock(&pool->lock);
-	if (gone)
+	if (gone) {
 		pool_unpoison(gone, SLAB_BYTES);
-	free(gone);
+		f2fs_plat_unmap_anon(gone, SLAB_BYTES);
+	}
 }
 
 static struct f2fs_dev *dev_alloc(const struct f2fs_dev_ops *ops)

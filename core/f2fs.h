@@ -150,9 +150,10 @@ void *f2fs_alloc_blocks(size_t nr);
 
 /*
  * Single 4 KiB blocks for inode and dirty node buffers, carved from
- * 256 KiB slabs (the kernel's kmem_cache for its node pages): one
- * allocation per 63 blocks instead of a posix_memalign (and, in a
- * thread's malloc arena, a heap-growing mprotect) per block.  A slab
+ * 2 MiB slabs (the kernel's kmem_cache for its node pages): one
+ * allocation per 511 blocks instead of a posix_memalign (and, in a
+ * thread's malloc arena, a heap-growing mprotect) per block, and one
+ * huge page per slab where the OS backs it so.  A slab
  * whose blocks are all free goes back to the system, except one spare
  * (or as many as f2fs_block_pool_keep allows).
  */
@@ -178,6 +179,9 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
 int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len);
+/* Zeroed anonymous memory, page-aligned (2 MiB-aligned and huge-page backed if it can be). */
+void *f2fs_plat_map_anon(size_t bytes);
+void f2fs_plat_unmap_anon(void *p, size_t bytes);
 
 /* ======================= dirty file data (pagecache.c) ======================= */
 
@@ -1061,7 +1065,7 @@ int f2fs_recover_fsync_data(struct f2fs_sb *sb);
 
 /* ======================= the per-mount context ======================= */
 
-#define F2FS_ICACHE_BUCKETS 1024
+#define F2FS_ICACHE_BUCKETS 8192	/* inode numbers are dense: one per bucket up to 8192 */
 
 /* ======================= quota (dquot.c, quota_tree.c, quota.c) ======================= */
 

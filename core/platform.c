@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The only place with operating-system specific calls: opening a device
- * with direct I/O and an exclusive claim, and finding the size of a block
- * device.
+ * with direct I/O and an exclusive claim, finding the size of a block
+ * device, and memory the OS may back with huge pages.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>		/* flock */
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #if defined(__linux__)
@@ -212,4 +213,41 @@ int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len)
 #else
 	return -EOPNOTSUPP;
 #endif
+}
+
+/*
+ * Anonymous memory for a long-lived cache.  On Linux a region of 2 MiB or
+ * more is aligned to 2 MiB and marked for transparent huge pages: a cache
+ * filling up takes one fault per 2 MiB instead of one per 4 KiB page,
+ * which under virtualization is most of what a cold walk costs.
+ */
+#define HUGE_BYTES ((size_t)2 << 20)
+
+void *f2fs_plat_map_anon(size_t bytes)
+{
+	size_t len = bytes;
+	uint8_t *p, *a;
+
+	if (bytes >= HUGE_BYTES)
+		len += HUGE_BYTES;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (bytes < HUGE_BYTES)
+		return p;
+	a = (uint8_t *)(((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (p + len > a + bytes)
+		munmap(a + bytes, (size_t)(p + len - (a + bytes)));
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	(void)madvise(a, bytes, MADV_HUGEPAGE);	/* advice: without it, small pages */
+#endif
+	return a;
+}
+
+void f2fs_plat_unmap_anon(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes);
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The block pool (core/dev.c): 4 KiB blocks carved from 256 KiB slabs for
+ * The block pool (core/dev.c): 4 KiB blocks carved from 2 MiB slabs for
  * inode and dirty node buffers.
  *
- * 1. Blocks are 4 KiB aligned, distinct and wholly writable; 63 fit in a
- *    slab (its first block is the header), the 64th takes a second slab.
+ * 1. Blocks are 4 KiB aligned, distinct and wholly writable; 511 fit in a
+ *    slab (its first block is the header), the 512th takes a second slab;
+ *    the free map spans several words (a block past the first 64 of a slab
+ *    is found and given back).
  * 2. Emptied slabs go back to the system, all but one spare.
  * 3. A random sequence of gets and puts against a model: every live block
  *    keeps the pattern written into it, nothing is handed out twice, and
@@ -39,10 +41,10 @@ static bool holds(const uint8_t *b, uint32_t id)
 static void test_slabs(void)
 {
 	struct f2fs_block_pool pool;
-	uint8_t *b[130];
+	static uint8_t *b[1100];
 
 	f2fs_block_pool_init(&pool);
-	for (uint32_t i = 0; i < 130; i++) {
+	for (uint32_t i = 0; i < 1100; i++) {
 		b[i] = f2fs_block_get(&pool);
 		CHECK(b[i] != NULL, "block %u", i);
 		if (!b[i])
@@ -50,16 +52,19 @@ static void test_slabs(void)
 		CHECK(((uintptr_t)b[i] & (F2FS_BLKSIZE - 1)) == 0, "block %u at %p is not aligned",
 		      i, (void *)b[i]);
 		fill(b[i], i);
-		if (i == 62)
-			CHECK_EQ_U64(pool.slabs, 1, "slabs after 63 blocks");
-		if (i == 63)
-			CHECK_EQ_U64(pool.slabs, 2, "slabs after 64 blocks");
+		if (i == 510)
+			CHECK_EQ_U64(pool.slabs, 1, "slabs after 511 blocks");
+		if (i == 511)
+			CHECK_EQ_U64(pool.slabs, 2, "slabs after 512 blocks");
 	}
-	CHECK_EQ_U64(pool.slabs, 3, "slabs after 130 blocks");
-	CHECK_EQ_U64(pool.blocks, 130, "blocks handed out");
-	for (uint32_t i = 0; i < 130; i++)
+	CHECK_EQ_U64(pool.slabs, 3, "slabs after 1100 blocks");
+	CHECK_EQ_U64(pool.blocks, 1100, "blocks handed out");
+	for (uint32_t i = 0; i < 1100; i++)
 		CHECK(holds(b[i], i), "block %u was overwritten", i);
-	for (uint32_t i = 0; i < 130; i++)
+	/* a block deep in a slab goes back and is the next handed out */
+	f2fs_block_put(&pool, b[300]);
+	CHECK(f2fs_block_get(&pool) == b[300], "the free block past the first word is reused");
+	for (uint32_t i = 0; i < 1100; i++)
 		f2fs_block_put(&pool, b[i]);
 	CHECK_EQ_U64(pool.blocks, 0, "blocks after putting all back");
 	CHECK_EQ_U64(pool.slabs, 1, "slabs after putting all back (the spare)");
