@@ -6,12 +6,10 @@
  * cache and eviction needs no reference counting.  A 4 KiB memcpy is far
  * cheaper than the FUSE round trip that triggered it.  The cache is split
  * into shards by address so parallel readers rarely share a lock.  The
- * blocks themselves live in 2 MiB slabs from the platform (huge pages
- * where the OS gives them), handed out as the cache fills and kept until
- * it is destroyed: a cold walk filling the cache faults in a page per
- * 2 MiB, not one per block.
+ * blocks themselves come from a block pool (2 MiB slabs, huge pages where
+ * the OS gives them) that keeps its slabs up to the cache's size: a cold
+ * walk filling the cache faults in a page per 2 MiB, not one per block.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,23 +18,11 @@
 #define CACHE_SHARDS 16
 #define RA_CHUNK 512	/* blocks read ahead into one buffer (2 MiB), kept for the next */
 
-#define CACHE_SLAB_BYTES ((size_t)2 << 20)
-
 struct cache_entry {
 	uint32_t blkaddr;
 	struct cache_entry *hnext;
 	struct cache_entry *prev, *next;	/* LRU, most recent at head */
-	uint8_t *data;				/* a block of the slabs */
-};
-
-/* The blocks: slabs mapped as needed, up to what all shards may hold. */
-struct cache_mem {
-	pthread_mutex_t lock;
-	uint8_t **slab;
-	uint32_t nslabs, max_slabs;
-	size_t slab_bytes;
-	uint32_t used;		/* blocks handed out of the last slab */
-	void *free;		/* blocks given back, linked through their first bytes */
+	uint8_t *data;				/* a block of the pool */
 };
 
 struct cache_shard {
@@ -51,7 +37,7 @@ struct cache_shard {
 
 struct f2fs_cache {
 	struct cache_shard shard[CACHE_SHARDS];
-	struct cache_mem mem;
+	struct f2fs_block_pool pool;		/* the entries' blocks */
 	struct f2fs_buf_stash ra_bufs;		/* read-ahead buffers, RA_CHUNK blocks */
 };
 
@@ -71,63 +57,10 @@ static struct cache_shard *shard_of(struct f2fs_cache *c, uint32_t blkaddr)
 	return &c->shard[blkaddr % CACHE_SHARDS];
 }
 
-static int mem_init(struct cache_mem *m, size_t blocks)
-{
-	size_t total = blocks * F2FS_BLKSIZE;
-
-	m->slab_bytes = total < CACHE_SLAB_BYTES ? total : CACHE_SLAB_BYTES;
-	m->max_slabs = (uint32_t)((total + m->slab_bytes - 1) / m->slab_bytes);
-	m->slab = calloc(m->max_slabs, sizeof(*m->slab));
-	if (!m->slab)
-		return -ENOMEM;
-	pthread_mutex_init(&m->lock, NULL);
-	return 0;
-}
-
-static void mem_destroy(struct cache_mem *m)
-{
-	for (uint32_t i = 0; i < m->nslabs; i++)
-		f2fs_plat_unmap_anon(m->slab[i], m->slab_bytes);
-	free(m->slab);
-	if (m->max_slabs)
-		pthread_mutex_destroy(&m->lock);
-}
-
-static uint8_t *mem_get(struct cache_mem *m)
-{
-	uint8_t *blk = NULL;
-
-	pthread_mutex_lock(&m->lock);
-	if (m->free) {
-		blk = m->free;
-		memcpy(&m->free, blk, sizeof(void *));
-	} else if (m->nslabs && m->used < m->slab_bytes / F2FS_BLKSIZE) {
-		blk = m->slab[m->nslabs - 1] + (size_t)m->used++ * F2FS_BLKSIZE;
-	} else if (m->nslabs < m->max_slabs) {
-		uint8_t *slab = f2fs_plat_map_anon(m->slab_bytes);
-
-		if (slab) {
-			m->slab[m->nslabs++] = slab;
-			m->used = 1;
-			blk = slab;
-		}
-	}
-	pthread_mutex_unlock(&m->lock);
-	return blk;
-}
-
-static void mem_put(struct cache_mem *m, uint8_t *blk)
-{
-	pthread_mutex_lock(&m->lock);
-	memcpy(blk, &m->free, sizeof(void *));
-	m->free = blk;
-	pthread_mutex_unlock(&m->lock);
-}
-
 /* An entry and its block back to where they came from. */
 static void entry_free(struct f2fs_cache *c, struct cache_entry *e)
 {
-	mem_put(&c->mem, e->data);
+	f2fs_block_put(&c->pool, e->data);
 	free(e);
 }
 
@@ -145,11 +78,8 @@ struct f2fs_cache *f2fs_cache_create(size_t bytes)
 	per_shard = (uint32_t)(bytes / F2FS_BLKSIZE / CACHE_SHARDS);
 	if (per_shard < 4)
 		per_shard = 4;
-	if (mem_init(&c->mem, (size_t)per_shard * CACHE_SHARDS)) {
-		f2fs_stash_destroy(&c->ra_bufs);
-		free(c);
-		return NULL;
-	}
+	f2fs_block_pool_init(&c->pool);
+	f2fs_block_pool_keep(&c->pool, (uint64_t)per_shard * CACHE_SHARDS);
 	for (int i = 0; i < CACHE_SHARDS; i++) {
 		struct cache_shard *s = &c->shard[i];
 		uint32_t hs = 16, bits = 4;
@@ -182,13 +112,13 @@ void f2fs_cache_destroy(struct f2fs_cache *c)
 		while (e) {
 			struct cache_entry *n = e->next;
 
-			free(e);	/* the blocks go with the slabs */
+			entry_free(c, e);
 			e = n;
 		}
 		free(s->hash);
 		pthread_mutex_destroy(&s->lock);
 	}
-	mem_destroy(&c->mem);
+	f2fs_block_pool_destroy(&c->pool);
 	f2fs_stash_destroy(&c->ra_bufs);
 	free(c);
 }
@@ -278,7 +208,7 @@ void f2fs_cache_insert(struct f2fs_cache *c, uint32_t blkaddr, const void *buf)
 			pp = find_slot(s, blkaddr);
 		} else {
 			e = malloc(sizeof(*e));
-			if (e && !(e->data = mem_get(&c->mem))) {
+			if (e && !(e->data = f2fs_block_get(&c->pool))) {
 				free(e);
 				e = NULL;
 			}
