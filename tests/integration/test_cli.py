@@ -121,6 +121,41 @@ def test_background_mount(f2fs_fuse, fixture_image, tmp_path):
     assert not fsutil.is_fuse_mount(mnt)
 
 
+def test_background_info_goes_to_syslog(f2fs_fuse, fixture_image, tmp_path):
+    """A background daemon's informational lines (roll-forward recovery
+    here) go to syslog, not to the terminal that mounted: the same replay in
+    the foreground prints its line, so the absence is not an accident."""
+    fg_img, bg_img = tmp_path / "fg.img", tmp_path / "bg.img"
+    for img in (fg_img, bg_img):
+        fsutil.run(["cp", "--sparse=always", fixture_image("recovery"), img], check=True)
+    with fsutil.mounted(f2fs_fuse, fg_img, tmp_path / "fgmnt", ("rw",)) as m:
+        pass
+    assert "roll-forward recovery" in m.stderr()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    r = _run([f2fs_fuse, "-o", "rw", str(bg_img), str(mnt)])
+    try:
+        _no_sanitizer(r)
+        assert r.returncode == 0, r.stderr
+        assert "roll-forward" not in r.stderr + r.stdout
+        deadline = time.monotonic() + 10
+        while not fsutil.is_fuse_mount(mnt) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fsutil.is_fuse_mount(mnt)
+    finally:
+        if fsutil.is_fuse_mount(mnt):
+            u = fsutil.run(["fusermount3", "-u", str(mnt)])
+            assert u.returncode == 0, u.stdout
+    # the daemon writes its last checkpoint after the unmount: wait for it
+    deadline = time.monotonic() + 30
+    while (fsutil.run(["pgrep", "-f", str(bg_img)]).returncode == 0
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
+    assert fsutil.run(["pgrep", "-f", str(bg_img)]).returncode != 0, "daemon still running"
+    fsutil.fsck_check(str(fg_img))
+    fsutil.fsck_check(str(bg_img))
+
+
 def test_fsname_option(mount, fixture_image):
     img = fixture_image("recovery")
     with mount(img, options=("ro", "fsname=myf2fs")) as m:

@@ -41,6 +41,7 @@ FS_IOC_FSGETXATTR = _ioc(2, ord("X"), 31, 28)
 FS_IOC_FSSETXATTR = _ioc(1, ord("X"), 32, 28)
 FS_IMMUTABLE_FL, FS_APPEND_FL, FS_NODUMP_FL = 0x10, 0x20, 0x40
 FS_XFLAG_IMMUTABLE, FS_XFLAG_APPEND = 0x8, 0x10
+FS_XFLAG_DAX = 0x8000
 
 F2FS_IOC_ADD_KEY = _ioc(3, 0xF2, 1, 96)
 F2FS_IOC_REMOVE_KEY = _ioc(3, 0xF2, 2, 32)
@@ -171,6 +172,13 @@ def test_inode_flags_need_owner_and_capability(root_mount):
             with pytest.raises(OSError) as ei:
                 fcntl.ioctl(fd, FS_IOC_FSSETXATTR, struct.pack("IIIII8x", 0, 0, 0, 7, 0))
             assert ei.value.errno == errno.EOPNOTSUPP      # no project ids
+            before = flags_of(rootfile)
+            with pytest.raises(OSError) as ei:
+                fcntl.ioctl(fd, FS_IOC_FSSETXATTR, struct.pack("IIIII8x",
+                                                               FS_XFLAG_IMMUTABLE | FS_XFLAG_DAX,
+                                                               0, 0, 0, 0))
+            assert ei.value.errno == errno.EOPNOTSUPP      # DAX is refused, not dropped
+            assert flags_of(rootfile) == before           # and nothing else applied
             fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("q", 0))
         finally:
             os.close(fd)
