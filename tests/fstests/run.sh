@@ -89,19 +89,20 @@ free_id() {    # the first id from $1 up that neither passwd nor group uses
     while cut -d: -f3 /etc/passwd /etc/group | grep -qx "$id"; do id=$((id + 1)); done
     echo "$id"
 }
-if ! grep -q '^fsgqa:' /etc/group; then
-    gid=$(free_id 64000)
-    echo "fsgqa:x:$gid:" >> "$WORK/etc/group"
-    [ ! -f "$WORK/etc/gshadow" ] || echo "fsgqa:!::" >> "$WORK/etc/gshadow"
-else
-    gid=$(getent group fsgqa | cut -d: -f3)
-fi
+group_id() {   # group_id NAME FIRST: NAME's id, the group added (from FIRST up) if new
+    if grep -q "^$1:" /etc/group; then
+        getent group "$1" | cut -d: -f3
+        return
+    fi
+    local id
+    id=$(free_id "$2")
+    echo "$1:x:$id:" >> "$WORK/etc/group"
+    [ ! -f "$WORK/etc/gshadow" ] || echo "$1:!::" >> "$WORK/etc/gshadow"
+    echo "$id"
+}
+gid=$(group_id fsgqa 64000)
 # a second group, as generic/597 and 598 want (no member; fsgqa2 is in fsgqa)
-if ! grep -q '^fsgqa2:' /etc/group; then
-    gid2=$(free_id $((gid + 100)))
-    echo "fsgqa2:x:$gid2:" >> "$WORK/etc/group"
-    [ ! -f "$WORK/etc/gshadow" ] || echo "fsgqa2:!::" >> "$WORK/etc/gshadow"
-fi
+group_id fsgqa2 $((gid + 100)) >/dev/null
 uid=$((gid + 1))
 for u in fsgqa fsgqa2 123456-fsgqa; do
     grep -q "^$u:" /etc/passwd && continue
