@@ -12,6 +12,7 @@
 #include "keyctl.h"
 #include "options.h"
 #include "inodes.h"
+#include "loop.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -183,7 +184,21 @@ static int run(int argc, char *argv[])
 	/* after the fork, which keeps only this thread */
 	f2fs_fuse_start_op_stats(&fs);
 
-	if (fopts.singlethread) {
+	/*
+	 * Busy polling unless told otherwise: on one CPU a spinning thread
+	 * would take the CPU from the caller it waits for, and clone_fd is
+	 * libfuse's loops' own.
+	 */
+	if (!c.have_busy_poll)
+		c.busy_poll = sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !fopts.clone_fd ?
+			      F2FS_FUSE_BUSY_POLL_US : 0;
+	err = -EOPNOTSUPP;
+	if (c.busy_poll)
+		/* UINT_MAX is fuse_parse_cmdline's "not given": no limit, as libfuse's */
+		err = f2fs_fuse_busy_loop(se, c.busy_poll, fs.max_threads, fopts.max_idle_threads);
+	if (err != -EOPNOTSUPP) {
+		/* served */
+	} else if (fopts.singlethread) {
 		err = fuse_session_loop(se);
 	} else {
 		lcfg = fuse_loop_cfg_create();

@@ -45,6 +45,7 @@ enum {
 	KEY_NOQUOTA,
 	KEY_NODE_RA,
 	KEY_NODE_RA_DEPTH,
+	KEY_BUSY_POLL,
 	KEY_COMPRESS_THREADS,
 	KEY_EXTENT_CACHE_SIZE,
 	KEY_DCACHE_SIZE,
@@ -77,6 +78,7 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
 	FUSE_OPT_KEY("node_ra=", KEY_NODE_RA),
 	FUSE_OPT_KEY("node_ra_depth=", KEY_NODE_RA_DEPTH),
+	FUSE_OPT_KEY("busy_poll=", KEY_BUSY_POLL),
 	FUSE_OPT_KEY("compress_threads=", KEY_COMPRESS_THREADS),
 	FUSE_OPT_KEY("extent_cache_size=", KEY_EXTENT_CACHE_SIZE),
 	FUSE_OPT_KEY("dcache_size=", KEY_DCACHE_SIZE),
@@ -296,6 +298,12 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 			return bad_value(arg);
 		c->node_ra_depth = (uint32_t)v;
 		return 0;
+	case KEY_BUSY_POLL:
+		if (parse_ulong(opt_value(arg), 10, 1000, &v))
+			return bad_value(arg);
+		c->busy_poll = (uint32_t)v;
+		c->have_busy_poll = true;
+		return 0;
 	case KEY_COMPRESS_THREADS:
 		if (parse_ulong(opt_value(arg), 10, 4, &v) || v == 0)
 			return bad_value(arg);
@@ -448,6 +456,9 @@ void f2fs_fuse_help(void)
 	       "                           a walk reaches an indirect node cold (default:\n"
 	       "                           1018, the whole node; 0: one read per node)\n"
 	       "    -o node_ra_depth=N     read-ahead requests in flight, 1 to 32 (default: 8)\n"
+	       "    -o busy_poll=US        the thread reading requests polls for US (0 to\n"
+	       "                           1000) microseconds before it sleeps (default: 20\n"
+	       "                           on two or more CPUs; 0: libfuse's own loops)\n"
 	       "    -o compress_threads=N  threads that compress a write's clusters and\n"
 	       "                           decompress a read's, 1 to 4 (default: one per CPU)\n"
 	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"

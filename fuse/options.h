@@ -26,6 +26,8 @@ struct f2fs_fuse_cli {
 	struct f2fs_mount_opts *mopts;	/* compression options go straight in */
 	uint32_t node_ra, node_ra_depth;
 	uint32_t compress_threads;
+	uint32_t busy_poll;	/* microseconds; 0: libfuse's own loops */
+	bool have_busy_poll;
 	bool no_node_ra;
 	size_t extent_cache_size;
 	enum f2fs_serialize_io serialize_io;
