@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "api.h"
 
@@ -239,6 +240,15 @@ void f2fs_fuse_start_op_stats(struct f2fs_fuse *fs);
 void f2fs_fuse_stop_op_stats(struct f2fs_fuse *fs);
 
 /* FUSE inode numbers <-> f2fs nids; only the root differs. */
+/* Microseconds on the monotonic clock: timeouts and rates, never dates. */
+static inline int64_t f2fs_fuse_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static inline uint32_t f2fs_fuse_nid(const struct f2fs_fuse *fs, fuse_ino_t ino)
 {
 	/* never a node id we gave out: 0, which the core calls stale */

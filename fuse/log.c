@@ -25,14 +25,12 @@
 
 static long ratelimit(struct f2fs_fuse *fs, enum f2fs_log_level lvl)
 {
-	struct timespec ts;
 	int64_t now;
 	long missed = 0;
 
 	if (lvl > F2FS_LOG_WARN || fs->log_level >= F2FS_LOG_DEBUG)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	now = f2fs_fuse_mono_us() / 1000;
 	pthread_mutex_lock(&fs->log_lock);
 	if (!fs->log_begin_ms || now - fs->log_begin_ms >= RATELIMIT_MS) {
 		missed = fs->log_missed;

@@ -45,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct loop {
@@ -82,14 +81,6 @@ struct loop {
 /* Concurrency seen this recently keeps every thread on the device and
  * busy polling off: a spinning thread would take a CPU from the callers. */
 #define CALM_US 20000
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void poke(int fd)
 {
@@ -158,7 +149,7 @@ static int take_next(struct loop *l, const struct fuse_buf *buf, struct fuse_buf
 /* Callers are running concurrently: remember it for CALM_US. */
 static void seen_concurrent(struct loop *l)
 {
-	atomic_store(&l->calm_from, now_us() + CALM_US);
+	atomic_store(&l->calm_from, f2fs_fuse_mono_us() + CALM_US);
 }
 
 static void *worker(void *arg);
@@ -238,7 +229,7 @@ static int receive(struct loop *l, struct fuse_buf *buf, int epfd)
 		if (res != -EAGAIN)
 			return res;
 		if (l->busy_us && !atomic_load(&l->concurrent)) {
-			int64_t t = now_us();
+			int64_t t = f2fs_fuse_mono_us();
 
 			if (!until)
 				until = t + l->busy_us;
@@ -352,7 +343,7 @@ static int serve_together(struct loop *l, struct fuse_buf *buf, int epfd)
 	if (!background(buf) && pending(l))
 		seen_concurrent(l);
 	fuse_session_process_buf(l->se, buf);
-	if (now_us() >= atomic_load(&l->calm_from) && atomic_load(&l->concurrent)) {
+	if (f2fs_fuse_mono_us() >= atomic_load(&l->calm_from) && atomic_load(&l->concurrent)) {
 		/* calm again: one reader, the others off the device; a thread
 		 * still waiting there serves one more request first */
 		pthread_mutex_lock(&l->lock);

@@ -67,10 +67,7 @@ struct dir_ctx {
 
 static int64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return f2fs_fuse_mono_us() / 1000;
 }
 
 static struct f2fs_fuse_rdplus_dir *rdplus_slot(struct f2fs_fuse_rdplus *r, uint32_t nid)
