@@ -72,8 +72,9 @@ MNT=$WORK/mnt
 IMG=$WORK/img
 RESULTS=$WORK/results            # "system phase seconds" per run
 COUNTS=$WORK/counts              # "system phase KIND count ms" of the last run
+CPU=$RESULTS.cpu                 # "system phase seconds": the daemon's CPU time per run
 INFO=$WORK/info
-: >"$RESULTS"; : >"$COUNTS"; : >"$INFO"
+: >"$RESULTS"; : >"$COUNTS"; : >"$INFO"; : >"$CPU"
 info() { printf '%s\t%s\n' "$1" "$2" >>"$INFO"; }
 
 MB=$WORK/metabench
@@ -149,11 +150,25 @@ snap() {
     die "$KIND printed no request counts"
 }
 
+# CPU seconds (user + system) the FUSE daemon has used so far; nothing for ext4
+daemon_cpu() {
+    [ -n "$PID" ] || return 0
+    awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($14 + $15) / hz }' "/proc/$PID/stat"
+}
+
+# cpu_result SYSTEM NAME BEFORE: the daemon's CPU seconds over a phase
+cpu_result() {
+    [ -n "$3" ] || return 0
+    echo "$1 $2 $(awk -v a="$3" -v b="$(daemon_cpu)" 'BEGIN { printf "%.3f", b - a }')" >>"$CPU"
+}
+
 # phase SYSTEM NAME METABENCH_PHASE
 phase() {
-    local sys=$1 name=$2 t
+    local sys=$1 name=$2 t c
     snap
+    c=$(daemon_cpu)
     t=$("$MB" "$3" "$MNT/t" "$NDIRS" "$NFILES") || die "$sys: $name failed"
+    cpu_result "$sys" "$name" "$c"
     snap
     echo "$sys $name $t" >>"$RESULTS"
     if [ -n "$LOG" ] && [ "$LAST_RUN" = 1 ]; then
@@ -163,11 +178,13 @@ phase() {
 
 # tree_phase SYSTEM NAME COMMAND: a shell command over the tree, timed
 tree_phase() {
-    local sys=$1 name=$2 t0 t1
+    local sys=$1 name=$2 t0 t1 c
     snap
+    c=$(daemon_cpu)
     t0=$(date +%s%N)
     bash -c "$3" >/dev/null || die "$sys: $name failed"
     t1=$(date +%s%N)
+    cpu_result "$sys" "$name" "$c"
     snap
     echo "$sys $name $(( (t1 - t0) / 1000 ))e-6" >>"$RESULTS"
     if [ -n "$LOG" ] && [ "$LAST_RUN" = 1 ]; then

@@ -90,6 +90,14 @@ def render(results, counts, info, doc=None):
     if "fuse2fs" in order:
         ratio_cols += [(s, "fuse2fs") for s in f2]
     head = cols + ["%s / %s" % (a, names[b]) for a, b in ratio_cols]
+    cpu = {}
+    try:
+        with open(results + ".cpu") as f:
+            for line in f:
+                sysname, ph, t = line.split()
+                cpu.setdefault((sysname, ph), []).append(float(t))
+    except FileNotFoundError:
+        pass
     cnt = {}
     with open(counts) as f:
         for line in f:
@@ -114,6 +122,18 @@ def render(results, counts, info, doc=None):
                 vb = total[b] if ph == "total" else med(b, ph)
                 row.append("%.2f" % (va / vb) if va is not None and vb else "n/a")
             w("| %s | %s |" % (label, " | ".join(row)))
+        fuse = [s for s in order if s != "ext4" and any(k[0] == s for k in cpu)]
+        if fuse:
+            w("")
+            w("CPU seconds the FUSE daemon used (user + system), medians; the time the "
+              "callers' side spent is not in it")
+            w("")
+            w("| phase | " + " | ".join(names.get(s, s) for s in fuse) + " |")
+            w("|---" * (len(fuse) + 1) + "|")
+            for ph, label in phases:
+                w("| %s | %s |" % (label, " | ".join(
+                    "%.3f" % statistics.median(cpu[(s, ph)]) if (s, ph) in cpu else "n/a"
+                    for s in fuse)))
         for s in f2:
             if not any(k[0] == s and k[1] in dict(phases) for k in cnt):
                 continue
