@@ -26,7 +26,7 @@
  * callers at once, one reader again.  The tick also keeps the daemon live
  * when a handler blocks on something only another request can release
  * (the kernel's cache invalidations wait for READs).  The main thread
- * ticks only while the reader is awake.
+ * ticks only while the reader is awake, and once a second otherwise.
  */
 #include "f2fs_fuse.h"
 #include "loop.h"
@@ -78,6 +78,9 @@ struct loop {
 
 /* The main thread's check of a reader serving a request for long. */
 #define TICK_MS 1
+/* Its check of the session's end otherwise: a signal that another thread
+ * took ends the session without waking this one. */
+#define IDLE_MS 1000
 /* Concurrency seen this recently keeps every thread on the device and
  * busy polling off: a spinning thread would take a CPU from the callers. */
 #define CALM_US 20000
@@ -218,24 +221,35 @@ static void wait_device(struct loop *l, int epfd)
 		usleep(1000);	/* cannot happen with a valid epfd; do not spin */
 }
 
-/* The reader's read: poll the device busy for busy_us, then sleep. */
-static int receive(struct loop *l, struct fuse_buf *buf, int epfd)
+/*
+ * The reader's read: poll the device busy for *spin microseconds, then
+ * sleep.  The budget adapts as spinlocks' do: a poll that gets a request
+ * doubles it (up to busy_us), one that ends in sleep halves it (down to an
+ * eighth), so a caller that works between its requests longer than the
+ * poll (tar writing each file out) is not charged a full poll each time.
+ */
+static int receive(struct loop *l, struct fuse_buf *buf, int epfd, unsigned int *spin)
 {
 	int64_t until = 0;
 	int res;
 
 	for (;;) {
 		res = fuse_session_receive_buf(l->se, buf);
-		if (res != -EAGAIN)
+		if (res != -EAGAIN) {
+			if (until)
+				*spin = *spin * 2 > l->busy_us ? l->busy_us : *spin * 2;
 			return res;
-		if (l->busy_us && !atomic_load(&l->concurrent)) {
+		}
+		if (*spin && !atomic_load(&l->concurrent)) {
 			int64_t t = f2fs_fuse_mono_us();
 
 			if (!until)
-				until = t + l->busy_us;
+				until = t + *spin;
 			if (t < until && t >= atomic_load(&l->calm_from))
 				continue;
 		}
+		if (until)
+			*spin = *spin / 2 < (l->busy_us + 7) / 8 ? (l->busy_us + 7) / 8 : *spin / 2;
 		atomic_store(&l->asleep, true);
 		wait_device(l, epfd);
 		atomic_store(&l->asleep, false);
@@ -256,10 +270,11 @@ static int receive(struct loop *l, struct fuse_buf *buf, int epfd)
 static void serve_alone(struct loop *l, struct fuse_buf *buf, struct fuse_buf *next, int epfd,
 			unsigned int gen, int *resp)
 {
+	unsigned int spin = l->busy_us;
 	int res, more;
 
 	for (;;) {
-		res = receive(l, buf, epfd);
+		res = receive(l, buf, epfd, &spin);
 		if (res == -EINTR)
 			continue;
 		if (res == -EAGAIN)
@@ -454,7 +469,7 @@ static void watch(struct loop *l)
 		int timeout = TICK_MS;
 
 		if (l->max_threads == 1) {
-			timeout = -1;	/* nobody to give the requests to */
+			timeout = IDLE_MS;	/* nobody to give the requests to */
 		} else if (asleep_ticks >= 2 || atomic_load(&l->concurrent)) {
 			/* Nothing to watch: sleep until the reader wakes.  Each
 			 * side stores its flag, then reads the other's, so one
@@ -462,7 +477,7 @@ static void watch(struct loop *l)
 			 * thread ticks on). */
 			atomic_store(&l->watcher_asleep, true);
 			if (atomic_load(&l->asleep) || atomic_load(&l->concurrent))
-				timeout = -1;
+				timeout = IDLE_MS;
 		}
 		if (poll(&pfd, 1, timeout) > 0)
 			drain(l->watch[0]);
