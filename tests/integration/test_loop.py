@@ -69,7 +69,7 @@ def concurrent_callers(p, procs=8, n=120):
 def test_lone_then_concurrent_then_lone_callers(rwimage, opts):
     """A lone caller, eight at once, then a lone caller again: every answer
     right, and callers running at once are served by more than one thread
-    (the daemon's threads grow past those it started with)."""
+    (the polling loop's threads grow past those the lone caller needed)."""
     img = rwimage(size=256 * MiB, options=opts)
     p = img.mount()
     pid = img.m.proc.pid
@@ -77,7 +77,9 @@ def test_lone_then_concurrent_then_lone_callers(rwimage, opts):
     before = threads_of(pid)
     concurrent_callers(p)
     grown = threads_of(pid)
-    assert grown >= before + 2, (before, grown)
+    if "busy_poll=0" not in opts:
+        # libfuse's loop may have started its threads for the lone caller already
+        assert grown >= before + 2, (before, grown)
     lone_caller(p, "b")
     m = img.unmount()
     fsutil.fsck_check(img.image)
