@@ -110,6 +110,16 @@ static bool pending(const struct loop *l)
 	return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
 }
 
+/* A request's opcode (fuse_in_header's second word); 0 if unreadable. */
+static uint32_t opcode_of(const struct fuse_buf *buf)
+{
+	uint32_t opcode = 0;
+
+	if (buf->size >= 8 && !(buf->flags & FUSE_BUF_IS_FD))
+		memcpy(&opcode, (const char *)buf->mem + 4, sizeof(opcode));
+	return opcode;
+}
+
 /*
  * Requests nobody waits for: the kernel sends RELEASE after close(2) has
  * returned, and FORGETs as it drops inodes, so one of them queued behind
@@ -117,12 +127,7 @@ static bool pending(const struct loop *l)
  */
 static bool background(const struct fuse_buf *buf)
 {
-	uint32_t opcode;
-
-	if (buf->size < 8 || (buf->flags & FUSE_BUF_IS_FD))
-		return false;
-	memcpy(&opcode, (const char *)buf->mem + 4, sizeof(opcode));	/* fuse_in_header */
-	switch (opcode) {
+	switch (opcode_of(buf)) {
 	case 2:		/* FUSE_FORGET */
 	case 18:	/* FUSE_RELEASE */
 	case 29:	/* FUSE_RELEASEDIR */
@@ -159,14 +164,8 @@ static int take_next(struct loop *l, const struct fuse_buf *buf, struct fuse_buf
  */
 static void serve(struct loop *l, struct fuse_buf *buf)
 {
-	uint32_t opcode;
-
-	if (buf->size >= 8 && !(buf->flags & FUSE_BUF_IS_FD)) {
-		memcpy(&opcode, (const char *)buf->mem + 4, sizeof(opcode));
-		if (opcode == 36)	/* FUSE_INTERRUPT */
-			return;
-	}
-	fuse_session_process_buf(l->se, buf);
+	if (opcode_of(buf) != 36)	/* FUSE_INTERRUPT */
+		fuse_session_process_buf(l->se, buf);
 }
 
 /* Callers are running concurrently: remember it for CALM_US. */
