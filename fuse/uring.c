@@ -209,8 +209,11 @@ static unsigned int possible_cpus(void)
 	return last + 1;
 }
 
-/* Queue a command for the kernel's entry; false if the ring has no room (it always has). */
-static bool submit_cmd(struct ring_thread *t, uint32_t cmd, uint64_t commit_id)
+/*
+ * Queue a command for the kernel's entry, submitted with the next wait;
+ * false if the ring has no room (it always has: one entry, one command).
+ */
+static bool queue_cmd(struct ring_thread *t, uint32_t cmd, uint64_t commit_id)
 {
 	struct uring_cmd_req req = { .commit_id = commit_id, .qid = (uint16_t)t->qid };
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
@@ -227,7 +230,7 @@ static bool submit_cmd(struct ring_thread *t, uint32_t cmd, uint64_t commit_id)
 		sqe->addr = (uint64_t)(uintptr_t)t->iov;
 		sqe->len = 2;
 	}
-	return io_uring_submit(&t->ring) == 1;
+	return true;
 }
 
 /*
@@ -320,6 +323,7 @@ static void *ring_main(void *arg)
 	struct ring_thread *t = arg;
 	struct f2fs_fuse_uring *p = t->pool;
 	struct io_uring_params params = { .flags = IORING_SETUP_SQE128 };
+	bool served = false;
 	cpu_set_t cpus;
 	int err;
 
@@ -336,19 +340,19 @@ static void *ring_main(void *arg)
 		atomic_store(&t->busy_since, -1);
 		return NULL;
 	}
-	if (!submit_cmd(t, URING_CMD_REGISTER, 0))
-		goto refused;
-
+	queue_cmd(t, URING_CMD_REGISTER, 0);
 	for (;;) {
 		struct __kernel_timespec ts = { .tv_nsec = STOP_CHECK_MS * 1000000L };
-		struct io_uring_cqe *cqe;
+		struct io_uring_cqe *cqe = NULL;
 		int res;
 
 		atomic_store(&t->busy_since, 0);
-		err = io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts);
+		/* one system call: the reply (or the registration) and the next request */
+		err = io_uring_submit_and_wait_timeout(&t->ring, &cqe, 1, &ts, NULL);
 		if (atomic_load(&p->stop))
 			break;
-		if (err == -ETIME || err == -EINTR)
+		/* liburing 2.3 may return the submission alone, without a completion */
+		if (err == -ETIME || err == -EINTR || (err >= 0 && !cqe))
 			continue;
 		if (err < 0) {
 			f2fs_fuse_log(p->fs, F2FS_LOG_ERR, "io_uring: queue %u: %s", t->qid,
@@ -359,28 +363,29 @@ static void *ring_main(void *arg)
 		io_uring_cqe_seen(&t->ring, cqe);
 		if (res < 0) {
 			/* the connection's end cancels the fetch; anything else is refusal */
-			if (res != -ENOTCONN && res != -ECANCELED && res != -ENODEV) {
+			if (res == -ENOTCONN || res == -ECANCELED || res == -ENODEV)
+				break;
+			if (!served)
 				f2fs_fuse_log(p->fs, F2FS_LOG_WARN,
 					      "io_uring: queue %u: the kernel refused the ring (%s); "
 					      "requests go through /dev/fuse", t->qid, strerror(-res));
-				atomic_store(&p->failed, true);
-			}
+			else	/* e.g. enable_uring turned off under the mount */
+				f2fs_fuse_log(p->fs, F2FS_LOG_ERR,
+					      "io_uring: queue %u: the kernel refused a reply (%s); its "
+					      "caller waits until the mount is aborted", t->qid,
+					      strerror(-res));
+			atomic_store(&p->failed, true);
 			break;
 		}
 		atomic_store(&t->busy_since, now_us());
 		serve(t);
+		served = true;
 		atomic_fetch_add_explicit(&p->fs->uring_requests, 1, memory_order_relaxed);
-		if (!submit_cmd(t, URING_CMD_COMMIT_AND_FETCH, t->commit_id)) {
+		if (!queue_cmd(t, URING_CMD_COMMIT_AND_FETCH, t->commit_id)) {
 			f2fs_fuse_log(p->fs, F2FS_LOG_ERR, "io_uring: queue %u: a reply could not "
 				      "be committed", t->qid);
 			break;
 		}
-	}
-	if (0) {
-refused:
-		f2fs_fuse_log(p->fs, F2FS_LOG_WARN, "io_uring: queue %u: no entry could be "
-			      "registered", t->qid);
-		atomic_store(&p->failed, true);
 	}
 	atomic_store(&t->busy_since, -1);
 	io_uring_queue_exit(&t->ring);

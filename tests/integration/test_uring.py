@@ -10,12 +10,11 @@ import hashlib
 import os
 import re
 import subprocess
-import time
 
 import pytest
 
 import fsutil
-from test_loop import concurrent_callers, lone_caller
+from test_loop import concurrent_callers, lone_caller, sigterm_unmounts
 from test_write import MiB, read_file, rwimage, write_file  # noqa: F401
 
 PARAM = "/sys/module/fuse/parameters/enable_uring"
@@ -62,7 +61,7 @@ def test_requests_come_through_the_rings(rwimage, enable_uring):
     m = img.unmount()
     n, queues, threads = ring_requests(m.stderr())
     assert n > 5000, m.stderr()
-    assert queues == os.cpu_count() or queues >= 1
+    assert queues >= os.cpu_count()  # one per possible CPU
     assert threads >= 2 * queues
     assert "error" not in m.stderr().lower(), m.stderr()
     fsutil.fsck_check(img.image)
@@ -120,26 +119,9 @@ def test_a_handler_waiting_on_another_request(rwimage, enable_uring):
 
 
 def test_signal_ends_the_ring_loop(rwimage, enable_uring):
-    """SIGTERM unmounts cleanly right after requests and when idle."""
-    img = rwimage(size=64 * MiB, options=["uring"])
-    for idle in (0.0, 0.6):
-        p = img.mount()
-        write_file(os.path.join(p, "f%s" % idle), b"data")
-        fd = os.open(p, os.O_RDONLY)
-        os.fsync(fd)
-        os.close(fd)
-        time.sleep(idle)
-        img.m.proc.send_signal(15)
-        img.m.proc.wait(timeout=60)
-        m = img.m
-        img.m = None
-        assert m.proc.returncode == 0, m.stderr()
-        assert not fsutil.is_fuse_mount(p)
-        fsutil.fsck_check(img.image)
-    p = img.mount(ro=True)
-    assert read_file(os.path.join(p, "f0.0")) == b"data"
-    assert read_file(os.path.join(p, "f0.6")) == b"data"
-    img.unmount()
+    """SIGTERM unmounts cleanly right after requests and when idle (the
+    ring threads look for the loop's end every 200 ms)."""
+    sigterm_unmounts(rwimage(size=64 * MiB, options=["uring"]), (0.0, 0.6))
 
 
 def test_without_the_kernels_offer_the_default_loop_serves(rwimage, enable_uring):
