@@ -41,10 +41,6 @@ CRYPTO_LIBS   = $(call pkg,--libs,libcrypto)
 COMPRESS_PKGS   = liblz4 libzstd lzo2
 COMPRESS_CFLAGS = $(call pkg,--cflags,$(COMPRESS_PKGS))
 COMPRESS_LIBS   = $(call pkg,--libs,$(COMPRESS_PKGS))
-# FUSE over io_uring (fuse/uring.c) where liburing is there; -o uring says so otherwise
-URING_CFLAGS = $(shell $(PKG_CONFIG) --exists liburing 2>/dev/null && echo -DF2FS_FUSE_URING \
-                 $$($(PKG_CONFIG) --cflags liburing))
-URING_LIBS   = $(shell $(PKG_CONFIG) --libs liburing 2>/dev/null)
 pkg = $(or $(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null),$(if $(shell $(PKG_CONFIG) --exists $(2) 2>/dev/null && echo y),,\
         $(error $(2) development files not found by $(PKG_CONFIG): run `make deps` (tests/install-deps.sh) first)))
 
@@ -102,16 +98,13 @@ $(BUILD)/fuse/%.o: fuse/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(FUSE_CFLAGS) -Icore -Icrypto -Ifuse -c -o $@ $<
 
-$(BUILD)/fuse/uring.o: CFLAGS += $(URING_CFLAGS)
-
 $(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(COMPRESS_LIBS) \
-	    $(URING_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
 
 # the mount's keys, policies and requests from the command line; libc only
 $(BUILD)/tools/%.o: tools/%.c Makefile

@@ -170,11 +170,6 @@ struct f2fs_fuse {
 	pthread_t opstats_thread;
 	bool opstats_running;
 	atomic_bool opstats_stop;
-
-	/* -o uring (uring.c): its state; requests served through the rings, queues, threads */
-	struct f2fs_fuse_uring *uring;
-	atomic_ullong uring_requests;
-	atomic_uint uring_queues, uring_threads;
 };
 
 #define PATH_MAX_LEN 4096

@@ -13,7 +13,6 @@
 #include "options.h"
 #include "inodes.h"
 #include "loop.h"
-#include "uring.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -194,16 +193,7 @@ static int run(int argc, char *argv[])
 		c.busy_poll = sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !fopts.clone_fd ?
 			      F2FS_FUSE_BUSY_POLL_US : 0;
 	err = -EOPNOTSUPP;
-	if (c.uring) {
-		const char *why = NULL;
-
-		if (f2fs_fuse_uring_usable(&why) == 0)
-			err = f2fs_fuse_uring_loop(&fs, se);
-		else
-			f2fs_fuse_log(&fs, F2FS_LOG_WARN, "-o uring: %s; requests go through "
-				      "/dev/fuse", why);
-	}
-	if (err == -EOPNOTSUPP && c.busy_poll)
+	if (c.busy_poll)
 		/* UINT_MAX is fuse_parse_cmdline's "not given": no limit, as libfuse's */
 		err = f2fs_fuse_busy_loop(se, c.busy_poll, fs.max_threads, fopts.max_idle_threads);
 	if (err != -EOPNOTSUPP) {
@@ -256,7 +246,6 @@ out_umount:
 out:
 	if (se)
 		fuse_session_destroy(se);
-	f2fs_fuse_uring_free(&fs);
 	free(fsname);
 	free(fopts.mountpoint);
 	free(fs.mountpoint);

@@ -88,10 +88,6 @@ void f2fs_fuse_print_op_stats(struct f2fs_fuse *fs)
 	}
 	f2fs_fuse_log(fs, F2FS_LOG_INFO, "  op %-12s %10llu %12.3f", "total", total,
 		      total_ns / 1e6);
-	if (atomic_load(&fs->uring_queues))
-		f2fs_fuse_log(fs, F2FS_LOG_INFO, "  through io_uring: %llu requests (%u queues, %u threads)",
-			      (unsigned long long)atomic_load(&fs->uring_requests),
-			      atomic_load(&fs->uring_queues), atomic_load(&fs->uring_threads));
 }
 
 /* SIGUSR1 prints the counts so far: a thread takes it with sigwait(). */

@@ -46,7 +46,6 @@ enum {
 	KEY_NODE_RA,
 	KEY_NODE_RA_DEPTH,
 	KEY_BUSY_POLL,
-	KEY_URING,
 	KEY_COMPRESS_THREADS,
 	KEY_EXTENT_CACHE_SIZE,
 	KEY_DCACHE_SIZE,
@@ -80,7 +79,6 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("node_ra=", KEY_NODE_RA),
 	FUSE_OPT_KEY("node_ra_depth=", KEY_NODE_RA_DEPTH),
 	FUSE_OPT_KEY("busy_poll=", KEY_BUSY_POLL),
-	FUSE_OPT_KEY("uring", KEY_URING),
 	FUSE_OPT_KEY("compress_threads=", KEY_COMPRESS_THREADS),
 	FUSE_OPT_KEY("extent_cache_size=", KEY_EXTENT_CACHE_SIZE),
 	FUSE_OPT_KEY("dcache_size=", KEY_DCACHE_SIZE),
@@ -306,9 +304,6 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *outa
 		c->busy_poll = (uint32_t)v;
 		c->have_busy_poll = true;
 		return 0;
-	case KEY_URING:
-		c->uring = true;
-		return 0;
 	case KEY_COMPRESS_THREADS:
 		if (parse_ulong(opt_value(arg), 10, 4, &v) || v == 0)
 			return bad_value(arg);
@@ -464,10 +459,6 @@ void f2fs_fuse_help(void)
 	       "    -o busy_poll=US        the thread reading requests polls for US (0 to\n"
 	       "                           1000) microseconds before it sleeps (default: 20\n"
 	       "                           on two or more CPUs; 0: libfuse's own loops)\n"
-	       "    -o uring               requests through FUSE over io_uring, one queue per\n"
-	       "                           CPU served on that CPU (Linux 6.14 or later, with\n"
-	       "                           the fuse module's enable_uring on; otherwise a\n"
-	       "                           warning and the loop above)\n"
 	       "    -o compress_threads=N  threads that compress a write's clusters and\n"
 	       "                           decompress a read's, 1 to 4 (default: one per CPU)\n"
 	       "    -o extent_cache_size=N[K|M|G]  bytes of read extent runs kept for all\n"

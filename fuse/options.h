@@ -28,7 +28,6 @@ struct f2fs_fuse_cli {
 	uint32_t compress_threads;
 	uint32_t busy_poll;	/* microseconds; 0: libfuse's own loops */
 	bool have_busy_poll;
-	bool uring;		/* -o uring: FUSE over io_uring (uring.c) */
 	bool no_node_ra;
 	size_t extent_cache_size;
 	enum f2fs_serialize_io serialize_io;

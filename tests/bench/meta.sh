@@ -22,10 +22,6 @@
 #                      a subset never writes the doc
 #   BENCH_DOC=FILE     where a full run writes (default docs/benchmarks-meta.md;
 #                      the part above its marker line is kept)
-#   BENCH_URING=0|1    also measure the first binary with -o uring (FUSE over
-#                      io_uring) as the variant "uring", the fuse module's
-#                      enable_uring turned on meanwhile (default: 1 where the
-#                      running kernel's fuse module has that parameter)
 #
 # Cold phases follow an unmount, sync and drop_caches and a fresh mount, on
 # every file system alike; warm phases repeat the previous one at once.
@@ -74,17 +70,6 @@ rm -rf "$WORK"
 mkdir -p "$WORK/mnt"
 MNT=$WORK/mnt
 IMG=$WORK/img
-
-URING_PARAM=/sys/module/fuse/parameters/enable_uring URING_WAS=
-if [ "${BENCH_URING:-$([ -e "$URING_PARAM" ] && echo 1 || echo 0)}" = 1 ]; then
-    [ -e "$URING_PARAM" ] || die "BENCH_URING=1: this kernel's fuse module has no enable_uring"
-    URING_WAS=$(cat "$URING_PARAM")
-    echo Y >"$URING_PARAM"
-    printf '#!/bin/sh\nexec "%s" -o uring "$@"\n' "$BIN" >"$WORK/f2fs-fuse-uring"
-    chmod +x "$WORK/f2fs-fuse-uring"
-    F2BIN[uring]=$WORK/f2fs-fuse-uring
-    F2NAMES+=(uring)
-fi
 RESULTS=$WORK/results            # "system phase seconds" per run
 COUNTS=$WORK/counts              # "system phase KIND count ms" of the last run
 CPU=$RESULTS.cpu                 # "system phase seconds": the daemon's CPU time per run
@@ -123,12 +108,7 @@ umount_all() {
     fi
     if [ -n "$LOOP" ]; then losetup -d "$LOOP"; LOOP=; fi
 }
-cleanup() {
-    local rc=$?
-    umount_all || true
-    [ -z "$URING_WAS" ] || echo "$URING_WAS" >"$URING_PARAM"
-    exit $rc
-}
+cleanup() { local rc=$?; umount_all || true; exit $rc; }
 trap cleanup EXIT
 trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT TERM

@@ -24,7 +24,6 @@ import sys
 import pytest
 
 import fsutil
-from test_uring import enable_uring  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORRUPT = os.path.join(os.path.dirname(HERE), "corrupt")
@@ -193,18 +192,3 @@ def test_corpus_base_images_mount(base, corpus, f2fs_fuse, tmp_path):
     assert probe["walk"]["errors"] == {}, "errors reading clean base %s: %s" % (base, probe)
     assert probe["walk"]["entries"] > 3
     assert sha256_file(image) == before
-
-
-@pytest.mark.needs_binary
-@pytest.mark.parametrize("name", ["dentry_dir_loop", "dentry_ino_is_dnode", "inline_dir_ok"])
-def test_corrupt_image_through_uring(name, corpus, f2fs_fuse, tmp_path, enable_uring):
-    """The same checks with requests through io_uring (-o uring).  A LOOKUP
-    reply naming an inode the kernel rejects (the directory cycle) is
-    followed by a FORGET the kernel sends as an ordinary request: through
-    the ring it must still be answered, or that ring entry is lost."""
-    v = corpus["variants"][name]
-    image = materialise(corpus, v, str(tmp_path / (name + ".img")))
-    wrapper = tmp_path / "f2fs-fuse-uring"
-    wrapper.write_text('#!/bin/sh\nexec "%s" -o uring "$@"\n' % f2fs_fuse)
-    wrapper.chmod(0o755)
-    check_mounts(str(wrapper), image, tmp_path / "mnt", v)
