@@ -31,7 +31,7 @@ SRC=$WORK/xfstests
 "$ROOT/tests/install-deps.sh" acl attr automake bc dump e2fsprogs fio gawk gcc \
     git indent libacl1-dev libaio-dev libcap-dev libgdbm-dev libgdbm-compat-dev \
     libtool libtool-bin liburing-dev make psmisc python3 quota sed uuid-dev \
-    uuid-runtime xfsprogs xfslibs-dev sqlite3 f2fs-tools util-linux
+    uuid-runtime xfsprogs xfslibs-dev sqlite3 f2fs-tools util-linux dbench
 
 # Rebuilt only when the tarball or the patch differ from the last build.
 stamp=$SRC/.f2fs-fuse-built
