@@ -37,10 +37,10 @@ FUSE_CFLAGS   = $(call pkg,--cflags,fuse3)
 FUSE_LIBS     = $(call pkg,--libs,fuse3)
 CRYPTO_CFLAGS = $(call pkg,--cflags,libcrypto)
 CRYPTO_LIBS   = $(call pkg,--libs,libcrypto)
-# the codecs of compressed files (core/compress.c)
-COMPRESS_PKGS   = liblz4 libzstd lzo2
-COMPRESS_CFLAGS = $(call pkg,--cflags,$(COMPRESS_PKGS))
-COMPRESS_LIBS   = $(call pkg,--libs,$(COMPRESS_PKGS))
+# core's libraries: the codecs of compressed files (compress.c), ISA-L's CRC (crc.c)
+CORE_PKGS   = liblz4 libzstd lzo2 libisal
+CORE_CFLAGS = $(call pkg,--cflags,$(CORE_PKGS))
+CORE_LIBS   = $(call pkg,--libs,$(CORE_PKGS))
 pkg = $(or $(shell $(PKG_CONFIG) $(1) $(2) 2>/dev/null),$(if $(shell $(PKG_CONFIG) --exists $(2) 2>/dev/null && echo y),,\
         $(error $(2) development files not found by $(PKG_CONFIG): run `make deps` (tests/install-deps.sh) first)))
 
@@ -79,7 +79,7 @@ all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
 
 $(BUILD)/core/%.o: core/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(CORE_CFLAGS) -Icore -Icrypto -c -o $@ $<
 
 # the casefolding table, from the Unicode Character Database (unicode-data)
 UCD_DIR ?= /usr/share/unicode
@@ -104,7 +104,7 @@ $(LIBCORE): $(CORE_OBJ) $(CRYPTO_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/f2fs-fuse: $(FUSE_OBJ) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(FUSE_OBJ) $(LIBCORE) $(FUSE_LIBS) $(CRYPTO_LIBS) $(CORE_LIBS)
 
 # the mount's keys, policies and requests from the command line; libc only
 $(BUILD)/tools/%.o: tools/%.c Makefile
@@ -116,20 +116,20 @@ $(BUILD)/f2fs-fusectl: $(TOOL_OBJ)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIBCORE) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
-	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(CORE_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
+	    $(CRYPTO_LIBS) $(CORE_LIBS)
 
 # crash states rebuilt from a log of writes and flushes (tests/crash/replay.c)
 $(BUILD)/tests/crash/replay: tests/crash/replay.c tests/lib/testdev.c $(LIBCORE) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -Itests/lib -o $@ \
-	    tests/crash/replay.c tests/lib/testdev.c $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(CORE_CFLAGS) -Icore -Icrypto -Itests/lib -o $@ \
+	    tests/crash/replay.c tests/lib/testdev.c $(LIBCORE) $(LDFLAGS) $(CRYPTO_LIBS) $(CORE_LIBS)
 
 # the precache benchmark's limit: the node blocks alone, straight from the image
 $(BUILD)/tests/bench/nodelimit: tests/bench/nodelimit.c $(LIBCORE) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(COMPRESS_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
-	    $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(CORE_CFLAGS) -Icore -Icrypto -o $@ $< $(LIBCORE) $(LDFLAGS) \
+	    $(CRYPTO_LIBS) $(CORE_LIBS)
 
 # the fuzz targets without libFuzzer (tests/fuzz/standalone.c): `make
 # test-fuzz-corpus` runs every input of tests/fuzz/corpus through them, so
@@ -144,10 +144,10 @@ fuzz_srcs = $(if $(filter fscrypt,$(1)),,$(if $(filter keyctl,$(1)),$(FUZZ_KEYCT
 $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/standalone.c $(FUZZ_COMMON) \
 		$(FUZZ_KEYCTL) $(LIBCORE) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-missing-prototypes $(DEPFLAGS) $(COMPRESS_CFLAGS) \
+	$(CC) $(CFLAGS) -Wno-missing-prototypes $(DEPFLAGS) $(CORE_CFLAGS) \
 	    $(if $(filter keyctl,$*),$(FUSE_CFLAGS)) -Icore -Icrypto -Itests/lib -Ifuse -o $@ \
 	    tests/fuzz/fuzz_$*.c tests/fuzz/standalone.c $(call fuzz_srcs,$*) $(LIBCORE) $(LDFLAGS) \
-	    $(if $(filter keyctl,$*),$(FUSE_LIBS)) $(CRYPTO_LIBS) $(COMPRESS_LIBS)
+	    $(if $(filter keyctl,$*),$(FUSE_LIBS)) $(CRYPTO_LIBS) $(CORE_LIBS)
 
 -include $(addsuffix .d,$(CORE_OBJ) $(CRYPTO_OBJ) $(FUSE_OBJ) $(UNIT_BIN) $(TOOL_OBJ) \
 	$(BUILD)/tests/crash/replay $(BUILD)/tests/bench/nodelimit $(FUZZ_REPLAY))

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PKGS=(build-essential pkg-config libfuse3-dev fuse3 libssl-dev liblz4-dev libzstd-dev
-      liblzo2-dev f2fs-tools python3-pytest zstd e2fsprogs fuse2fs fio clang attr acl
+      liblzo2-dev libisal-dev f2fs-tools python3-pytest zstd e2fsprogs fuse2fs fio clang attr acl
       unicode-data fsverity)
 [ $# -eq 0 ] || PKGS=("$@")
 

@@ -68,10 +68,10 @@ build_target() {
 	make --no-print-directory -s BUILD="$OUT/obj" CC="$CLANG" \
 		OPT="-O1 -g -fno-omit-frame-pointer" SAN="$SAN -fsanitize=fuzzer-no-link $IGNORE" \
 		"$OUT/obj/libf2fscore.a"
-	LIBS="-pthread $(pkg-config --libs libcrypto liblz4 libzstd lzo2)"
+	LIBS="-pthread $(pkg-config --libs libcrypto liblz4 libzstd lzo2 libisal)"
 	CFLAGS="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -fno-omit-frame-pointer \
 		-Wall -Wextra -Werror -Wno-unused-parameter -pthread -Icore -Icrypto -Itests/lib -Ifuse \
-		$(pkg-config --cflags libcrypto liblz4 libzstd lzo2)"
+		$(pkg-config --cflags libcrypto liblz4 libzstd lzo2 libisal)"
 	bin="$OUT/fuzz_$TARGET"
 	common="tests/fuzz/fuzz_common.c tests/lib/testdev.c"
 	[ "$TARGET" = fscrypt ] && common=""
