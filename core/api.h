@@ -115,6 +115,8 @@ int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs
 /* Open an image held in memory (tests, fuzzing); buf must outlive the mount. */
 int f2fs_mount_mem(const void *buf, size_t len, const struct f2fs_mount_opts *opts,
 		   struct f2fs_sb **out);
+/* A read-only mount made writable, path the image it was opened from (remount rw). */
+int f2fs_remount_rw(struct f2fs_sb *sb, const char *path);
 /* Unmount; a writable mount writes its final checkpoint (the error, if any). */
 int f2fs_umount(struct f2fs_sb *sb);
 /* Write everything and commit a checkpoint (sync/syncfs). */

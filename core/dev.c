@@ -518,6 +518,30 @@ int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev 
 	return 0;
 }
 
+/*
+ * A read-only file or block device made writable (remount rw), or, after a
+ * failed remount, read-only again (the descriptor stays writable: the
+ * flag alone refuses writes, as for any read-only device).
+ */
+int f2fs_dev_reopen_rw(struct f2fs_dev *dev, const char *path)
+{
+	int err;
+
+	if (!dev->readonly)
+		return 0;
+	if (dev->ops != &file_ops && dev->ops != &blkdev_ops)
+		return -EROFS;
+	err = f2fs_plat_reopen_rw(dev->fd, path, dev->direct);
+	if (!err)
+		dev->readonly = false;
+	return err;
+}
+
+void f2fs_dev_set_readonly(struct f2fs_dev *dev)
+{
+	dev->readonly = true;
+}
+
 static int open_mem(void *buf, size_t len, bool readonly, struct f2fs_dev **out)
 {
 	struct f2fs_dev *dev = dev_alloc(&mem_ops);

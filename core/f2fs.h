@@ -81,6 +81,8 @@ struct f2fs_bio {
 };
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out);
+int f2fs_dev_reopen_rw(struct f2fs_dev *dev, const char *path);
+void f2fs_dev_set_readonly(struct f2fs_dev *dev);
 
 /*
  * A backend: whole-block transfers at byte offsets the generic layer has
@@ -177,6 +179,7 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk);
 /* platform.c: the only file with OS-specific calls */
 int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
+int f2fs_plat_reopen_rw(int fd, const char *path, bool direct);
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
 int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len);
 /* Zeroed anonymous memory, page-aligned (2 MiB-aligned and huge-page backed if it can be). */

@@ -155,6 +155,73 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 	return 0;
 }
 
+/*
+ * A read-only mount made writable (remount rw): the image or device is
+ * opened again read-write and put in fd's place (dup2), so the number the
+ * device layer holds stays valid and reads in flight finish on the old
+ * description.  The claim becomes a writer's: an image file's lock turns
+ * exclusive (-EBUSY while another read-only mount shares the image), a
+ * block device is opened exclusively again (our own read-only claim has
+ * to go first; if the device is taken in between, fd is left writable
+ * but unclaimed, and the caller keeps refusing writes).
+ */
+int f2fs_plat_reopen_rw(int fd, const char *path, bool direct)
+{
+	int flags = O_RDWR | O_CLOEXEC;
+	struct stat old, st;
+	int nfd, err;
+
+#if defined(O_DIRECT)
+	if (direct)
+		flags |= O_DIRECT;
+#endif
+	if (fstat(fd, &old) < 0)
+		return -errno;
+	nfd = open(path, flags);
+	if (nfd < 0)
+		return -errno;
+	/* the path may name another file by now */
+	if (fstat(nfd, &st) < 0 || (st.st_mode & S_IFMT) != (old.st_mode & S_IFMT) ||
+	    (S_ISBLK(st.st_mode) ? st.st_rdev != old.st_rdev :
+	     st.st_dev != old.st_dev || st.st_ino != old.st_ino)) {
+		close(nfd);
+		return -ESTALE;
+	}
+#if defined(__APPLE__)
+	if (direct && fcntl(nfd, F_NOCACHE, 1) < 0) {
+		err = -errno;
+		close(nfd);
+		return err;
+	}
+#endif
+	if (S_ISREG(st.st_mode)) {
+		/* our shared lock belongs to the other description: it would block ours */
+		flock(fd, LOCK_UN);
+		if (flock(nfd, LOCK_EX | LOCK_NB) != 0 && (errno == EWOULDBLOCK || errno == EINTR)) {
+			flock(fd, LOCK_SH | LOCK_NB);
+			close(nfd);
+			return -EBUSY;
+		}
+	}
+	err = dup2(nfd, fd) < 0 ? -errno : 0;
+	close(nfd);
+	if (err) {
+		if (S_ISREG(st.st_mode))
+			flock(fd, LOCK_SH | LOCK_NB);
+		return err;
+	}
+#if defined(__linux__)
+	if (S_ISBLK(st.st_mode)) {
+		nfd = open(path, flags | O_EXCL);
+		if (nfd < 0)
+			return -errno;
+		err = dup2(nfd, fd) < 0 ? -errno : 0;
+		close(nfd);
+	}
+#endif
+	return err;
+}
+
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor)
 {
 	return (uint64_t)makedev(major, minor);

@@ -70,7 +70,8 @@ int f2fs_quota_load(struct f2fs_sb *sb)
 	struct f2fs_quota *q = &sb->quota;
 	int err = 0;
 
-	if (!f2fs_has_feature(sb, F2FS_FEATURE_QUOTA_INO))
+	/* loaded already (a remount read-write that failed after it, tried again) */
+	if (!f2fs_has_feature(sb, F2FS_FEATURE_QUOTA_INO) || q->on)
 		return 0;
 	if (f2fs_cp_flag(sb, CP_QUOTA_NEED_FSCK_FLAG)) {
 		f2fs_warn(sb, "quota: the checkpoint asks for fsck of the quota files; they are "

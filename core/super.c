@@ -384,11 +384,9 @@ static void sb_free(struct f2fs_sb *sb)
 	free(sb);
 }
 
-/* A writable mount builds the SIT and the free nid map up front. */
-static int enable_write(struct f2fs_sb *sb)
+/* Why this filesystem may not be written (0: it may). */
+static int write_refused(struct f2fs_sb *sb)
 {
-	int err;
-
 	if (f2fs_has_feature(sb, F2FS_FEATURE_RO)) {
 		f2fs_err(sb, "the filesystem has the \"ro\" feature: mount it read-only");
 		return -EROFS;
@@ -401,23 +399,97 @@ static int enable_write(struct f2fs_sb *sb)
 		f2fs_err(sb, "the filesystem needs fsck.f2fs before it can be written");
 		return -EROFS;
 	}
-	err = f2fs_build_sit(sb);
+	return 0;
+}
+
+/* A writable mount builds the SIT and the free nid map up front. */
+static int build_write_state(struct f2fs_sb *sb)
+{
+	int err = f2fs_build_sit(sb);
+
 	if (!err)
 		err = f2fs_restore_node_summaries(sb);
 	if (!err)
 		err = f2fs_build_node_manager(sb);
-	if (!err)
+	if (!err && !sb->dirty_nodes)
 		err = f2fs_build_node_table(sb);
 	/* quota first: freeing orphans and replaying fsync()ed data change usage */
 	if (!err)
 		err = f2fs_quota_load(sb);
-	if (!err)
-		err = f2fs_recover_orphans(sb);
+	return err;
+}
+
+static int recover_and_enforce(struct f2fs_sb *sb)
+{
+	int err = f2fs_recover_orphans(sb);
+
 	if (!err && sb->recovery_pending)
 		err = f2fs_recover_fsync_data(sb);
 	if (!err)
 		f2fs_quota_enforce(sb);
 	return err;
+}
+
+static int enable_write(struct f2fs_sb *sb)
+{
+	int err = write_refused(sb);
+
+	if (!err)
+		err = build_write_state(sb);
+	if (!err)
+		err = recover_and_enforce(sb);
+	return err;
+}
+
+/*
+ * mount -o remount,rw of a read-only mount: the image opened again for
+ * writing, then what a read-write mount does at mount time (the SIT, the
+ * free nids, quota, the orphans freed).  The kernel's mount is still
+ * read-only while this runs, so nothing else writes.  Roll-forward recovery
+ * pending is refused: a read-only mount shows the checkpointed state, and
+ * replaying fsync()ed data under it would change files the kernel has
+ * cached; unmounting and mounting read-write replays it.
+ */
+int f2fs_remount_rw(struct f2fs_sb *sb, const char *path)
+{
+	int err;
+
+	if (!sb->opts.readonly)
+		return 0;
+	if (f2fs_cp_error(sb))
+		return -EIO;
+	if (sb->recovery_pending) {
+		f2fs_err(sb, "remount read-write: roll-forward recovery is pending (%u fsync()ed "
+			 "node blocks); unmount and mount read-write to replay them",
+			 sb->nr_fsync_dnodes);
+		return -EBUSY;
+	}
+	err = write_refused(sb);
+	if (err)
+		return err;
+	err = f2fs_dev_reopen_rw(sb->dev, path);
+	if (err) {
+		f2fs_err(sb, "remount read-write: cannot open %s for writing: %s", path,
+			 err == -EBUSY ? "another read-only mount shares it" : strerror(-err));
+		return err;
+	}
+	err = build_write_state(sb);
+	if (!err) {
+		/* as a change does: no checkpoint (an fsync's) in the middle */
+		f2fs_lock_op(sb);
+		sb->opts.readonly = false;
+		err = recover_and_enforce(sb);
+		f2fs_unlock_op(sb);
+	}
+	if (err) {
+		/* nothing was committed: the image is as it was */
+		sb->opts.readonly = true;
+		f2fs_dev_set_readonly(sb->dev);
+		f2fs_err(sb, "remount read-write failed: %s", strerror(-err));
+		return err;
+	}
+	f2fs_info(sb, "image reopened read-write");
+	return 0;
 }
 
 static int mount_common(struct f2fs_sb *sb, struct f2fs_sb **out)

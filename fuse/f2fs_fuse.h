@@ -93,7 +93,9 @@ struct f2fs_fuse {
 
 	/* Whether the kernel may enforce POSIX ACLs (see init). */
 	bool posix_acl;
-	bool readonly;			/* -o ro: the image is opened read-only */
+	/* -o ro: the image is opened read-only (until a remount makes it writable) */
+	atomic_bool readonly;
+	atomic_bool reopening;		/* a remount is making it writable */
 	/*
 	 * The kernel's mount is read-only (remount,ro; see remount.c): it
 	 * refuses changes itself, except those that come as ioctls.
@@ -132,6 +134,7 @@ struct f2fs_fuse {
 	bool background;
 	int log_level;
 	const char *image;
+	const char *image_path;		/* absolute, to open it again for writing */
 	/* Warnings and errors per interval (log.c). */
 	pthread_mutex_t log_lock;
 	int64_t log_begin_ms;
@@ -193,6 +196,8 @@ void f2fs_fuse_get_ops(struct fuse_lowlevel_ops *ops);
  * daemon, which answers with F2FS_FUSE_STATE_* bits.
  */
 #define F2FS_FUSE_IOC_REMOUNT		_IOR(0xF2, 0x40, uint32_t)
+/* Before a read-only (-o ro) mount becomes read-write: the image opened for writing. */
+#define F2FS_FUSE_IOC_REOPEN_RW		_IOR(0xF2, 0x41, uint32_t)
 #define F2FS_FUSE_STATE_IMAGE_RO	1u	/* mounted with -o ro */
 #define F2FS_FUSE_STATE_MOUNT_RO	2u	/* the kernel's mount is read-only now */
 bool f2fs_fuse_is_remount(int argc, char *argv[]);

@@ -97,7 +97,10 @@ static int run(int argc, char *argv[])
 		goto out;
 	}
 	fs.image = c.image;
-	fs.readonly = c.ro;
+	/* the daemon leaves the working directory: a relative path would not do */
+	fs.image_path = fsname ? fsname : c.image;
+	atomic_init(&fs.readonly, c.ro);
+	atomic_init(&fs.reopening, false);
 	if (fopts.debug)
 		fs.log_level = F2FS_LOG_DEBUG;
 	fs.background = !fopts.foreground;

@@ -96,11 +96,50 @@ static void remount_ioctl(fuse_req_t req, struct f2fs_fuse *fs, size_t out_bufsz
 	reply_state(req, fs, err);
 }
 
+/*
+ * F2FS_FUSE_IOC_REOPEN_RW, from the remount helper before it makes a
+ * read-only (-o ro) mount read-write: the image is opened for writing and
+ * the core does what a read-write mount does at its start (orphans freed,
+ * quota loaded); then the maintenance thread starts.  The kernel's mount is
+ * still read-only meanwhile, so nothing writes beside it.  Only root or
+ * the daemon's owner may ask: it opens the image for writing.
+ */
+static void reopen_rw_ioctl(fuse_req_t req, struct f2fs_fuse *fs, size_t out_bufsz)
+{
+	uid_t uid = fuse_req_ctx(req)->uid;
+	int err = 0;
+
+	if (out_bufsz < sizeof(uint32_t)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (uid != 0 && uid != geteuid()) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (atomic_exchange(&fs->reopening, true)) {
+		fuse_reply_err(req, EBUSY);
+		return;
+	}
+	if (atomic_load(&fs->readonly)) {
+		err = f2fs_remount_rw(fs->sb, fs->image_path);
+		if (!err) {
+			atomic_store(&fs->readonly, false);
+			f2fs_fuse_start_maintenance(fs);
+		}
+	}
+	atomic_store(&fs->reopening, false);
+	reply_state(req, fs, err);
+}
+
 bool f2fs_fuse_remount_ioctl(fuse_req_t req, unsigned int cmd, size_t out_bufsz)
 {
-	if (cmd != (unsigned int)F2FS_FUSE_IOC_REMOUNT)
+	if (cmd == (unsigned int)F2FS_FUSE_IOC_REMOUNT)
+		remount_ioctl(req, fuse_req_userdata(req), out_bufsz);
+	else if (cmd == (unsigned int)F2FS_FUSE_IOC_REOPEN_RW)
+		reopen_rw_ioctl(req, fuse_req_userdata(req), out_bufsz);
+	else
 		return false;
-	remount_ioctl(req, fuse_req_userdata(req), out_bufsz);
 	return true;
 }
 
@@ -279,11 +318,14 @@ int f2fs_fuse_remount(int argc, char *argv[])
 		}
 		return fail(mountpoint, -err);
 	}
-	if (!ro && (state & F2FS_FUSE_STATE_IMAGE_RO)) {
-		fprintf(stderr, PROG ": remount: %s was mounted with -o ro, which opened the image "
-			"read-only; to write, unmount it and mount it again without ro\n",
-			mountpoint);
+	/* -o ro opened the image read-only: the daemon opens it for writing first */
+	if (!ro && (state & F2FS_FUSE_STATE_IMAGE_RO) &&
+	    ioctl(fd, F2FS_FUSE_IOC_REOPEN_RW, &state) != 0) {
+		err = errno;
 		close(fd);
+		fprintf(stderr, PROG ": remount: %s: the image cannot be made writable: %s%s\n",
+			mountpoint, strerror(err), err == EPERM || err == EACCES ? "" :
+			" (the daemon's log says why)");
 		return 1;
 	}
 	if (mount(NULL, mountpoint, NULL, MS_REMOUNT | flags | (ro ? MS_RDONLY : 0), NULL) != 0) {

@@ -148,13 +148,93 @@ def test_remount_flags_and_refusals(f2fs_fuse, tmp_path):
         assert r.returncode != 0 and "not a FUSE mount" in r.stderr
         img.finish()
 
-        # -o ro opened the image read-only: no way to read-write but a new mount
+    finally:
+        img.close()
+
+
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)    # a directory fsync commits a checkpoint
+    finally:
+        os.close(fd)
+
+
+def test_remount_read_write_of_read_only_mount(f2fs_fuse, tmp_path):
+    """A -o ro mount made read-write (fstests generic/417): the daemon opens
+    the image again for writing, frees the orphans the read-only mount left
+    and takes changes.  Refused while another read-only mount shares the
+    image, and while fsync()ed data waits for roll-forward recovery."""
+    img = RWImage(f2fs_fuse, tmp_path, options=("checkpoint_interval=3600",))
+    try:
+        # an orphan in the last checkpoint: unlinked while open, then a crash
+        top = img.mount()
+        write(os.path.join(top, "kept"), b"kept")
+        write(os.path.join(top, "victim"), b"v" * (2 << 20))
+        fd = os.open(os.path.join(top, "victim"), os.O_RDONLY)
+        os.unlink(os.path.join(top, "victim"))
+        fsync_dir(top)
+        img.crash()
+        os.close(fd)
+
         top = img.mount(ro=True)
-        r = remount(f2fs_fuse, img.image, top, "rw,remount")
-        assert r.returncode != 0
-        assert "mounted with -o ro" in r.stderr and "mount it again" in r.stderr
-        assert "ro" in mount_opts(top)[1]
+        assert "left for a read-write mount to free" in img.m.stderr()
+        free_ro = os.statvfs(top).f_bfree
+        assert errno_of(write, os.path.join(top, "new")) == errno.EROFS
+        r = remount(f2fs_fuse, img.image, top, "rw," + FROM_MOUNT8)
+        assert r.returncode == 0, r.stderr
+        per_mount, sb = mount_opts(top)
+        assert "rw" in sb and "rw" in per_mount
+        log = img.m.stderr()
+        assert "image reopened read-write" in log and "freed orphan inode" in log, log
+        assert os.statvfs(top).f_bfree >= free_ro + 512
+        write(os.path.join(top, "after"), b"written after the remount")
+        # and back: the same daemon, now writable, commits at remount,ro
+        r = remount(f2fs_fuse, img.image, top, "ro," + FROM_MOUNT8)
+        assert r.returncode == 0, r.stderr
+        assert fsck_inode_count(fsutil.fsck_check(img.image)) == 3
+        r = remount(f2fs_fuse, img.image, top, "rw," + FROM_MOUNT8)
+        assert r.returncode == 0, r.stderr
         img.unmount()
+
+        # a second read-only mount shares the image: no writer's claim
+        top = img.mount(ro=True)
+        other = fsutil.Mount(f2fs_fuse, img.image, tmp_path / "other", ["ro"]).start()
+        try:
+            r = remount(f2fs_fuse, img.image, top, "rw," + FROM_MOUNT8)
+            assert r.returncode != 0
+            assert "cannot be made writable" in r.stderr, r.stderr
+            assert "another read-only mount shares it" in img.m.stderr()
+            assert "ro" in mount_opts(top)[1]
+            assert os.listdir(top) and errno_of(write, os.path.join(top, "x")) == errno.EROFS
+        finally:
+            other.unmount()
+        # with it gone the claim is free
+        r = remount(f2fs_fuse, img.image, top, "rw," + FROM_MOUNT8)
+        assert r.returncode == 0, r.stderr
+        img.unmount()
+
+        # fsync()ed data after the last checkpoint: a read-only mount does not
+        # replay it, and the remount is refused rather than change files the
+        # kernel has cached; a read-write mount then replays it
+        top = img.mount()
+        with open(os.path.join(top, "kept"), "r+b") as f:
+            f.write(b"synced")
+            f.flush()
+            os.fsync(f.fileno())
+        img.crash()
+        top = img.mount(ro=True)
+        r = remount(f2fs_fuse, img.image, top, "rw," + FROM_MOUNT8)
+        assert r.returncode != 0
+        assert "roll-forward recovery is pending" in img.m.stderr()
+        assert "ro" in mount_opts(top)[1]
+        with open(os.path.join(top, "kept"), "rb") as f:
+            assert f.read() == b"kept"
+        img.unmount()
+        top = img.mount()
+        with open(os.path.join(top, "kept"), "rb") as f:
+            assert f.read() == b"synced"
+        img.finish()
     finally:
         img.close()
 
