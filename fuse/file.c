@@ -166,6 +166,21 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 			  f2fs_fuse_priv(req, fs) |
 			  (!fi->writepage && (fi->flags & (O_DIRECT | O_SYNC | O_DSYNC)) ?
 			   F2FS_WRITE_THROUGH : 0));
+	/*
+	 * A direct write comes back short only when space (or quota) ran out
+	 * part way.  The kernel's asynchronous direct I/O (AIO, io_uring)
+	 * turns a short reply into EIO (fuse_get_res_by_io), so the rest is
+	 * tried once more: either it fits now, or its error is the reply.
+	 */
+	if (n > 0 && (size_t)n < size && direct_write(fi)) {
+		ssize_t more = f2fs_write_as(fs->sb, f2fs_fuse_nid(fs, ino), buf + n, size - (size_t)n,
+					     (uint64_t)off + (uint64_t)n, f2fs_fuse_priv(req, fs) |
+					     F2FS_WRITE_THROUGH);
+
+		n = more < 0 ? more : n + more;
+		if (n >= 0 && (size_t)n < size)
+			n = -ENOSPC;
+	}
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	if (n > 0 && direct_write(fi))

@@ -60,13 +60,28 @@ for img in test scratch; do
 done
 mkfs.f2fs -f -q "$WORK/test.img" >/dev/null
 
+# FSTESTS_LOOP=1: TEST and SCRATCH are loop devices over the images, so
+# f2fs-fuse runs on block devices (claimed with O_EXCL, BLKGETSIZE64,
+# BLKDISCARD) and the tests that need a block device or a local one run.
+TEST_DEV=$WORK/test.img SCRATCH_DEV=$WORK/scratch.img
+loops=()
+detach_loops() { for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done; }
+if [ -n "${FSTESTS_LOOP:-}" ]; then
+    trap detach_loops EXIT
+    for img in test scratch; do
+        l=$(losetup -f --show "$WORK/$img.img") || { echo "fstests: no loop device" >&2; exit 1; }
+        loops+=("$l")
+    done
+    TEST_DEV=${loops[0]} SCRATCH_DEV=${loops[1]}
+fi
+
 export TEST_DIR=$WORK/test SCRATCH_MNT=$WORK/scratch
 cat > "$SRC/local.config" <<CFG
 export FSTYP=fuse
 export FUSE_SUBTYP=.f2fs-fuse
-export TEST_DEV=$WORK/test.img
+export TEST_DEV=$TEST_DEV
 export TEST_DIR=$WORK/test
-export SCRATCH_DEV=$WORK/scratch.img
+export SCRATCH_DEV=$SCRATCH_DEV
 export SCRATCH_MNT=$WORK/scratch
 export MOUNT_OPTIONS="-o allow_other"
 export TEST_FS_MOUNT_OPTS="-o allow_other"
@@ -139,7 +154,7 @@ unshare -m --propagation private bash -c '
 rc=${PIPESTATUS[0]}
 
 # The images must be clean at the end too (the check also runs per test).
-"$HERE/fsck-image" "$WORK/test.img" > "$WORK/fsck-test.out" && echo "fstests: TEST image fsck clean" \
+"$HERE/fsck-image" "$TEST_DEV" > "$WORK/fsck-test.out" && echo "fstests: TEST image fsck clean" \
     || { echo "fstests: TEST image fsck found problems, see $WORK/fsck-test.out"; rc=1; }
 echo "fstests: results in $SRC/results, output in $WORK/check.out"
 exit "$rc"

@@ -88,3 +88,29 @@ def test_fio_engines_verify(f2fs_fuse, fio_bin, fixtures_dir, tmp_path, crypt):
     skipped = sorted(set(ENGINES) - set(usable))
     if skipped:
         print("engines this host cannot run: %s" % skipped)
+
+
+@pytest.mark.parametrize("engine", ["libaio", "io_uring"])
+def test_direct_aio_at_enospc(f2fs_fuse, fio_bin, tmp_path, engine):
+    """Asynchronous O_DIRECT writes past the free space fail with ENOSPC,
+    never EIO: the kernel turns a short reply to an asynchronous direct
+    write into EIO, so a write that runs out of space part way must not
+    come back short (fstests generic/299 and 300)."""
+    if not engine_works_here(engine, 1, tmp_path):
+        pytest.skip("%s with O_DIRECT does not work on this host" % engine)
+    img = RWImage(f2fs_fuse, tmp_path, size=160 * MiB, options=["rw"])
+    try:
+        p = img.mount()
+        cmd = ["fio", "--name=full", "--directory=" + p, "--ioengine=" + engine, "--direct=1",
+               "--rw=randwrite", "--bs=128k", "--iodepth=32", "--numjobs=2",
+               "--filesize=128m", "--size=999g", "--time_based", "--runtime=6",
+               "--continue_on_error=write", "--ignore_error=,ENOSPC", "--fallocate=none",
+               "--create_on_open=1", "--error_dump=0"]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        # the image is smaller than the two files: space runs out
+        assert "No space left on device" in r.stdout, r.stdout[-2000:]
+        assert "Input/output error" not in r.stdout, r.stdout[-3000:]
+        img.finish(check_inodes=False)
+    finally:
+        img.close()
