@@ -84,6 +84,9 @@ int f2fs_check_node_footer(struct f2fs_sb *sb, const uint8_t *blk, uint32_t nid,
 			      f2fs_node_ofs(blk), ino, ofs);
 }
 
+static void ra_list(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, const uint32_t *ofs,
+		    uint32_t n);
+
 int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t ofs, uint8_t *buf)
 {
 	struct f2fs_node_info ni;
@@ -100,6 +103,12 @@ int f2fs_get_node(struct f2fs_sb *sb, uint32_t nid, uint32_t ino, uint32_t ofs, 
 		return f2fs_corrupted(sb, "node %u: NAT block address 0x%x is outside the main area",
 				      nid, ni.blkaddr);
 	if (!f2fs_cache_lookup(sb->cache, ni.blkaddr, buf)) {
+		/* an inode not in memory comes with its neighbours (ra_list) */
+		if (nid == ino && ofs == 0 && f2fs_node_ra_blocks(sb)) {
+			ra_list(sb, 0, &nid, NULL, 1);
+			if (f2fs_cache_lookup(sb->cache, ni.blkaddr, buf))
+				return f2fs_check_node_footer(sb, buf, nid, ino, ofs);
+		}
 		err = f2fs_dev_read(sb->dev, ni.blkaddr, buf, 1);
 		if (err)
 			return err;
@@ -131,20 +140,74 @@ struct ra_node {
 	uint32_t addr, nid, ofs, ino;
 };
 
-static int cmp_ra_node(const void *a, const void *b)
-{
-	uint32_t x = ((const struct ra_node *)a)->addr, y = ((const struct ra_node *)b)->addr;
+struct ra_ctx {
+	struct f2fs_sb *sb;
+	const struct ra_node *v;
+	uint32_t passed_over;	/* window neighbours not kept: no sign of damage */
+};
 
-	return x < y ? -1 : x > y;
-}
-
-/* A block read ahead is kept only if its footer names the node the parent points to. */
+/*
+ * A block read ahead is kept only if its footer names the node the parent
+ * points to.  A neighbour that came with an inode's window (nid 0 here) is
+ * kept only if it is an inode, the NAT names this address as its live copy
+ * and no dirty copy of it exists: the cache gets no block an inode load
+ * would not have read itself.  Windows are read under evict_lock, which
+ * keeps an inode from being freed (and its block from being invalidated)
+ * between that check and the insert.
+ */
 static bool ra_node_keep(void *arg, uint32_t i, const uint8_t *blk)
 {
-	const struct ra_node *r = (const struct ra_node *)arg + i;
+	struct ra_ctx *c = arg;
+	const struct ra_node *r = &c->v[i];
+	uint32_t nid = f2fs_node_nid(blk);
+	struct f2fs_node_info ni;
 
-	return f2fs_node_nid(blk) == r->nid && f2fs_node_ino(blk) == r->ino &&
-	       f2fs_node_ofs(blk) == r->ofs;
+	if (r->nid)
+		return nid == r->nid && f2fs_node_ino(blk) == r->ino && f2fs_node_ofs(blk) == r->ofs;
+	if (nid && nid < c->sb->max_nid && f2fs_node_ino(blk) == nid && !f2fs_node_ofs(blk) &&
+	    !is_dirty_node(c->sb, nid) && !f2fs_get_node_info(c->sb, nid, &ni) &&
+	    ni.blkaddr == r->addr && ni.ino == nid)
+		return true;
+	c->passed_over++;
+	return false;
+}
+
+/* By address; of two entries for one address the wanted one (a nid) first. */
+static int cmp_ra_node_wanted(const void *a, const void *b)
+{
+	const struct ra_node *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (y->nid != 0) - (x->nid != 0);
+}
+
+/*
+ * Inode blocks are read with their aligned window of INODE_RA_BLOCKS
+ * around them (inside the segment: node segments hold node blocks only),
+ * as ext4 reads inode table blocks ahead (inode_readahead_blks).  Inodes
+ * made together lie side by side in the node log even when their files
+ * went to different directories, so a cold walk over them (stat of every
+ * file, ls -l, find, du) costs a request per window instead of one per
+ * inode.  v has room for INODE_RA_BLOCKS entries per wanted one.
+ */
+#define INODE_RA_BLOCKS 16
+
+static uint32_t widen_to_windows(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
+{
+	uint32_t end = sb->main_blkaddr + (sb->segment_count_main << sb->log_blocks_per_seg);
+	uint32_t n = m;
+
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t start = v[i].addr - ((v[i].addr - sb->main_blkaddr) & (INODE_RA_BLOCKS - 1));
+
+		if (start + INODE_RA_BLOCKS > end)
+			continue;
+		for (uint32_t j = 0; j < INODE_RA_BLOCKS; j++)
+			if (start + j != v[i].addr)
+				v[n++] = (struct ra_node){ start + j, 0, 0, 0 };
+	}
+	return n;
 }
 
 /* Sort v[0..m) by address and read them ahead into the block cache. */
@@ -152,17 +215,20 @@ static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
 {
 	struct f2fs_ra_result res = { 0 };
 	uint32_t *addrs = malloc((m ? m : 1) * sizeof(*addrs));
+	struct ra_ctx ctx = { sb, v, 0 };
 
 	if (!addrs)
 		return;
-	qsort(v, m, sizeof(*v), cmp_ra_node);
+	/* the read-ahead keeps the first of equal addresses: the wanted one */
+	qsort(v, m, sizeof(*v), cmp_ra_node_wanted);
 	for (uint32_t i = 0; i < m; i++)
 		addrs[i] = v[i].addr;
 	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
-			     v, &res);
+			     &ctx, &res);
 	f2fs_stat_add(sb, node_ra_blocks, res.blocks);
 	f2fs_stat_add(sb, node_ra_requests, res.requests);
-	f2fs_stat_add(sb, node_ra_rejected, res.rejected);
+	/* refused: blocks that were not what pointed to them */
+	f2fs_stat_add(sb, node_ra_rejected, res.rejected - ctx.passed_over);
 	free(addrs);
 }
 
@@ -182,7 +248,7 @@ static void ra_list(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, cons
 	uint32_t m = 0;
 
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
-	v = malloc(n * sizeof(*v));
+	v = malloc((size_t)n * (ino ? 1 : INODE_RA_BLOCKS) * sizeof(*v));
 	if (!v)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
@@ -194,6 +260,8 @@ static void ra_list(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, cons
 			continue;
 		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs ? ofs[i] : 0, owner };
 	}
+	if (!ino)
+		m = widen_to_windows(sb, v, m);
 	ra_sorted(sb, v, m);
 	free(v);
 }
@@ -217,8 +285,12 @@ static void ra_nodes(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, con
  */
 void f2fs_ra_inode_blocks(struct f2fs_sb *sb, const uint32_t *inos, uint32_t n)
 {
-	if (n && f2fs_node_ra_blocks(sb))
-		ra_list(sb, 0, inos, NULL, n);
+	if (!n || !f2fs_node_ra_blocks(sb))
+		return;
+	/* as an inode load (f2fs_iget), which reads the windows under it too */
+	pthread_rwlock_rdlock(&sb->evict_lock);
+	ra_list(sb, 0, inos, NULL, n);
+	pthread_rwlock_unlock(&sb->evict_lock);
 }
 
 /*

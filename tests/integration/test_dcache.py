@@ -157,3 +157,31 @@ def test_stat_after_listing_reads_inodes_in_batches(rwimage):
     assert reads["node_ra=0"] >= 1500, reads
     # with it, at most a few per directory (dentry blocks read the same in both)
     assert reads["io_stats"] + 1400 < reads["node_ra=0"], reads
+
+
+def test_cold_stat_reads_inode_windows(rwimage):
+    """Files made in turn in several directories have their inodes side by
+    side in the node log, but not beside their siblings: an inode read
+    brings its aligned window of neighbours along (as ext4's inode
+    read-ahead), so a cold stat of each file by path costs about one read
+    per 16 inodes, where reading each inode (node_ra=0) costs one per
+    file."""
+    img = rwimage(size=128 * MiB)
+    p = img.mount()
+    for d in range(4):
+        os.mkdir(os.path.join(p, "d%d" % d))
+    names = [os.path.join("d%d" % (i % 4), "f%04d" % i) for i in range(800)]
+    for n in names:
+        open(os.path.join(p, n), "wb").close()
+    img.unmount()
+    reads = {}
+    for opts in (["io_stats"], ["io_stats", "node_ra=0"]):
+        p = img.mount(options=opts)
+        drop_caches()
+        for n in names:
+            assert os.lstat(os.path.join(p, n)).st_size == 0
+        m = img.unmount()
+        reads[opts[-1]] = device_reads(m.stderr())
+        fsutil.fsck_check(img.image)
+    assert reads["node_ra=0"] >= 800, reads
+    assert reads["io_stats"] * 4 < reads["node_ra=0"], reads
