@@ -110,6 +110,9 @@ int f2fs_parse_compress_option(struct f2fs_mount_opts *opts, const char *opt, ch
 #define F2FS_DEFAULT_NODE_RA_DEPTH 8
 #define F2FS_DEFAULT_EXTENT_CACHE_SIZE (16u << 20)
 
+/* A device or image that can only be read (a read-only block device, an
+ * unwritable file): mount it read-only. */
+bool f2fs_write_protected(const char *path);
 /* Open an image file or block device. */
 int f2fs_mount(const char *path, const struct f2fs_mount_opts *opts, struct f2fs_sb **out);
 /* Open an image held in memory (tests, fuzzing); buf must outlive the mount. */

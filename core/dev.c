@@ -537,6 +537,11 @@ int f2fs_dev_reopen_rw(struct f2fs_dev *dev, const char *path)
 	return err;
 }
 
+bool f2fs_write_protected(const char *path)
+{
+	return f2fs_plat_write_protected(path);
+}
+
 void f2fs_dev_set_readonly(struct f2fs_dev *dev)
 {
 	dev->readonly = true;

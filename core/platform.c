@@ -54,6 +54,19 @@ static int blkdev_size(int fd, uint64_t *size)
 #endif
 }
 
+/* A block device set read-only (blockdev --setro, losetup -r). */
+static bool blkdev_readonly(int fd)
+{
+#if defined(__linux__)
+	int ro = 0;
+
+	return ioctl(fd, BLKROGET, &ro) == 0 && ro;
+#else
+	(void)fd;
+	return false;
+#endif
+}
+
 /*
  * How long a busy image or device may take to come free.  umount(2) of a
  * FUSE mount does not wait for its daemon, which still writes the final
@@ -133,6 +146,11 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 		return err;
 	}
 	if (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode)) {
+		/* writes would fail one by one with EPERM: say so now */
+		if (!readonly && S_ISBLK(st.st_mode) && blkdev_readonly(fd)) {
+			close(fd);
+			return -EROFS;
+		}
 		err = blkdev_size(fd, size_bytes);
 		if (err) {
 			close(fd);
@@ -153,6 +171,38 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fdp
 	}
 	*fdp = fd;
 	return 0;
+}
+
+/*
+ * Whether path can only be read: a block device set read-only (BLKROGET;
+ * Linux still opens it read-write and fails each write with EPERM), or a
+ * file on a read-only filesystem or without write permission.  mount(8)
+ * mounts such a device read-only ("write-protected"), as the kernel
+ * refuses it read-write; f2fs-fuse does the same.
+ */
+bool f2fs_plat_write_protected(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) != 0)
+		return false;	/* the open reports it */
+	if (S_ISBLK(st.st_mode)) {
+		bool r;
+
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		r = blkdev_readonly(fd);
+		close(fd);
+		return r;
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == EROFS || errno == EACCES || errno == EPERM;
 }
 
 /*
@@ -194,6 +244,10 @@ int f2fs_plat_reopen_rw(int fd, const char *path, bool direct)
 		return err;
 	}
 #endif
+	if (S_ISBLK(st.st_mode) && blkdev_readonly(nfd)) {
+		close(nfd);
+		return -EROFS;
+	}
 	if (S_ISREG(st.st_mode)) {
 		/* our shared lock belongs to the other description: it would block ours */
 		flock(fd, LOCK_UN);

@@ -96,6 +96,15 @@ static int run(int argc, char *argv[])
 		fprintf(stderr, "Try '" PROG " --help' for more information.\n");
 		goto out;
 	}
+	/* as mount(8) does for the kernel, which refuses such a device read-write */
+	if (!c.ro && f2fs_write_protected(c.image)) {
+		fprintf(stderr, PROG ": %s: write-protected, mounting read-only\n", c.image);
+		c.ro = true;
+		if (fuse_opt_add_arg(&args, "-oro") == -1) {
+			fprintf(stderr, PROG ": out of memory\n");
+			goto out;
+		}
+	}
 	fs.image = c.image;
 	/* the daemon leaves the working directory: a relative path would not do */
 	fs.image_path = fsname ? fsname : c.image;

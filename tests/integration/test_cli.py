@@ -1,8 +1,10 @@
 """The command line: version, help, read-write by default, refusing bad
 images, and background (daemonized) mounting."""
 
+import errno
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -72,6 +74,37 @@ def test_read_write_mount_is_default(f2fs_fuse, fixture_image, tmp_path):
                 line = [ln for ln in f if " %s " % m.path in ln][-1]
             assert "rw" in line.split()[5].split(","), line
     fsutil.fsck_check(str(img))
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("losetup"),
+                    reason="needs root and losetup for a loop device")
+def test_write_protected_device_mounts_read_only(f2fs_fuse, tmp_path):
+    """A read-only block device mounts read-only, with the warning mount(8)
+    gives ("write-protected, mounting read-only"), as the kernel refuses it
+    read-write; Linux would open it read-write and fail each write with
+    EPERM (fstests generic/050).  remount,rw is refused."""
+    img = tmp_path / "wp.img"
+    with open(img, "wb") as f:
+        f.truncate(128 << 20)
+    fsutil.run(["mkfs.f2fs", "-f", str(img)], check=True)
+    r = fsutil.run(["losetup", "--read-only", "--find", "--show", str(img)], timeout=30)
+    if r.returncode != 0:
+        pytest.skip("no loop devices here: %s" % r.stdout.strip())
+    dev = r.stdout.strip().splitlines()[-1]
+    try:
+        with fsutil.mounted(f2fs_fuse, dev, tmp_path / "mnt", ()) as m:
+            assert "write-protected, mounting read-only" in m.stderr()
+            with open("/proc/self/mountinfo") as f:
+                line = [ln for ln in f if " %s " % m.path in ln][-1]
+            assert "ro" in line.split()[5].split(","), line
+            with pytest.raises(OSError) as e:
+                open(os.path.join(m.path, "x"), "w").close()
+            assert e.value.errno == errno.EROFS
+            assert os.listdir(m.path) == []
+            r = fsutil.run([f2fs_fuse, dev, m.path, "-o", "remount,rw"], timeout=60)
+            assert r.returncode != 0 and "cannot be made writable" in r.stdout, r.stdout
+    finally:
+        fsutil.run(["losetup", "-d", dev], timeout=30)
 
 
 @pytest.mark.parametrize("what", ["zeros", "random", "missing", "tiny"])
