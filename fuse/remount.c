@@ -124,6 +124,9 @@ static void reopen_rw_ioctl(fuse_req_t req, struct f2fs_fuse *fs, size_t out_buf
 	if (atomic_load(&fs->readonly)) {
 		err = f2fs_remount_rw(fs->sb, fs->image_path);
 		if (!err) {
+			/* the kernel's mount stays read-only until the helper's mount(2):
+			 * ioctls that change things wait for its notice (remount_ioctl) */
+			atomic_store(&fs->vfs_readonly, true);
 			atomic_store(&fs->readonly, false);
 			f2fs_fuse_start_maintenance(fs);
 		}

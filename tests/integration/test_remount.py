@@ -187,6 +187,8 @@ def test_remount_read_write_of_read_only_mount(f2fs_fuse, tmp_path):
         assert "rw" in sb and "rw" in per_mount
         log = img.m.stderr()
         assert "image reopened read-write" in log and "freed orphan inode" in log, log
+        # read-only for ioctls until the kernel's mount changed, then read-write
+        assert log.index("image reopened read-write") < log.index("remounted read-write"), log
         assert os.statvfs(top).f_bfree >= free_ro + 512
         write(os.path.join(top, "after"), b"written after the remount")
         # and back: the same daemon, now writable, commits at remount,ro
