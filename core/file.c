@@ -66,6 +66,17 @@ int f2fs_open(struct f2fs_sb *sb, uint32_t ino, int oflags)
 		}
 	}
 	pthread_rwlock_wrlock(&inode->lock);
+	/*
+	 * Freed since the iget above: an unlink of its last name frees an
+	 * inode nobody has open (drop_inode) even while the kernel, about to
+	 * send this OPEN, still holds it.  Opened anyway, it would keep this
+	 * reference for a RELEASE that can no longer find it by number.
+	 */
+	if (inode->unhashed) {
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_iput(sb, inode);
+		return -ESTALE;
+	}
 	inode->open_count++;
 	if (for_write)
 		inode->write_count++;
