@@ -520,8 +520,9 @@ int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev 
 
 /*
  * A read-only file or block device made writable (remount rw), or, after a
- * failed remount, read-only again (the descriptor stays writable: the
- * flag alone refuses writes, as for any read-only device).
+ * failed remount, read-only again: the descriptor stays writable (the flag
+ * alone refuses writes, as for any read-only device), and an image file's
+ * lock is shared with readers again.
  */
 int f2fs_dev_reopen_rw(struct f2fs_dev *dev, const char *path)
 {
@@ -545,6 +546,8 @@ bool f2fs_write_protected(const char *path)
 void f2fs_dev_set_readonly(struct f2fs_dev *dev)
 {
 	dev->readonly = true;
+	if (dev->ops == &file_ops)
+		f2fs_plat_share_claim(dev->fd);
 }
 
 static int open_mem(void *buf, size_t len, bool readonly, struct f2fs_dev **out)

@@ -181,6 +181,7 @@ int f2fs_plat_open_device(const char *path, bool readonly, bool direct, int *fd,
 			  uint64_t *size_bytes, bool *is_blkdev);
 int f2fs_plat_reopen_rw(int fd, const char *path, bool direct);
 bool f2fs_plat_write_protected(const char *path);
+void f2fs_plat_share_claim(int fd);
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
 int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len);
 /* Zeroed anonymous memory, page-aligned (2 MiB-aligned and huge-page backed if it can be). */

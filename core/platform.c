@@ -276,6 +276,15 @@ int f2fs_plat_reopen_rw(int fd, const char *path, bool direct)
 	return err;
 }
 
+/* A remount read-write that failed after the reopen: readers may share the image again. */
+void f2fs_plat_share_claim(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		flock(fd, LOCK_SH | LOCK_NB);	/* converts our exclusive lock */
+}
+
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor)
 {
 	return (uint64_t)makedev(major, minor);
