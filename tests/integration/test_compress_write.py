@@ -7,6 +7,7 @@ i_compr_blocks) and a read-only remount must read the same bytes."""
 
 import errno
 import fcntl
+import mmap
 import os
 import random
 import shutil
@@ -193,6 +194,39 @@ def test_rewrites_holes_truncations(rwimage, algo, log):
             assert f.read() == bytes(b), name
         assert getflags(os.path.join(p, name)) & FS_COMPR_FL
     img.finish(expect(content_of(models)))
+
+
+def test_truncation_forgets_decompressed_cluster(rwimage):
+    """A read of part of a compressed cluster keeps the cluster decompressed
+    for the next partial read.  Truncating the file to nothing and extending
+    it again must read zeros, not that kept cluster (O_DIRECT, so that each
+    read reaches the daemon at its own size)."""
+    img = rwimage(features=FEATURES, options=["compress_extension=*", "compress_log_size=2"])
+    p = img.mount()
+    path = os.path.join(p, "f")
+    data = text(4 * 16384, 1)
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    dfd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, 4096)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+        assert os.preadv(dfd, [buf], 0) == 4096 and buf[:] == data[:4096]
+        os.ftruncate(fd, 0)
+        os.ftruncate(fd, 4097)
+        assert os.preadv(dfd, [buf], 0) == 4096
+        assert buf[:] == bytes(4096), "stale cluster after truncation"
+        # the same after a cut inside the file, at a cluster boundary
+        os.pwrite(fd, data, 0)
+        os.fsync(fd)
+        assert os.preadv(dfd, [buf], 16384) == 4096 and buf[:] == data[16384:20480]
+        os.ftruncate(fd, 16384)
+        os.ftruncate(fd, 32768)
+        assert os.preadv(dfd, [buf], 16384) == 4096 and buf[:] == bytes(4096)
+    finally:
+        os.close(dfd)
+        os.close(fd)
+    img.finish(expect(content_of({"f": data[:16384] + bytes(16384)})))
 
 
 def test_flags_and_inheritance(rwimage):
