@@ -72,7 +72,7 @@ TOOL_OBJ   := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 
 LIBCORE    := $(BUILD)/libf2fscore.a
 
-.PHONY: all clean deps demo test test-fresh test-unit test-integration test-kernel fsx crashtest \
+.PHONY: all clean deps demo test test-fresh test-unit test-integration test-kernel test-side-by-side fsx crashtest \
         asan fuzz bench install umount-demo check-layers crash-replay test-fuzz-corpus
 
 all: $(BUILD)/f2fs-fuse $(BUILD)/f2fs-fusectl
@@ -167,7 +167,20 @@ umount-demo:
 # ---- tests ----
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
-	@$(MAKE) --no-print-directory test-unit test-integration test-kernel
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-side-by-side
+
+# The integration and kernel suites at once: the guest (qemu's TCG, one
+# vCPU) keeps one core busy and the mounts under test mostly the other, so
+# together they take about as long as the kernel suite alone.  The kernel
+# suite's output comes after the integration suite's; either failing fails.
+test-side-by-side: all
+	@log=$(BUILD)/test-kernel.log; \
+	$(MAKE) --no-print-directory test-kernel > $$log 2>&1 & kpid=$$!; \
+	$(MAKE) --no-print-directory test-integration; irc=$$?; \
+	wait $$kpid; krc=$$?; \
+	echo "== tests/kernel (run beside the integration tests; log: $$log)"; cat $$log; \
+	test $$irc = 0 && test $$krc = 0
 
 # the README's first commands on a fresh machine (tests/fresh/README.md)
 test-fresh:
@@ -192,7 +205,7 @@ test-integration: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra $(if $(filter tests/integration/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 # the kernel's f2fs under qemu reads what f2fs-fuse reads and the other way
-# round (tests/kernel/README.md); not part of `test`
+# round (tests/kernel/README.md); `test` runs it beside test-integration
 test-kernel: all
 	tests/kernel/setup.sh && F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) $(PYTHON) -m pytest -q -ra tests/kernel $(PYTEST_ARGS)
 
