@@ -138,7 +138,9 @@ unshare -m --propagation private bash -c '
     # The namespace starts with a copy of every mount, FUSE mounts of other
     # work on this machine too; a copy would keep their daemons from seeing
     # their unmount. Dropping the copies here touches only this namespace.
-    findmnt -rn -t fuse,fuseblk -o TARGET | sort -r | while read -r m; do
+    # (types fuse, fuseblk and fuse.SUBTYPE, as f2fs-fuse mounts show)
+    findmnt -rn -o TARGET,FSTYPE | awk "\$2 ~ /^fuse(blk)?(\\.|\$)/ { print \$1 }" |
+    sort -r | while read -r m; do
         umount -l "$(printf "%b" "$m")" 2>/dev/null || true
     done
     mount -t overlay overlay -o "lowerdir=$1/sbin:/usr/sbin" /usr/sbin

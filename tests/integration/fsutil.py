@@ -213,7 +213,12 @@ def thread_stacks(pid):
     installed, else each thread's kernel wait channel and stack."""
     if shutil.which("gdb"):
         r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
-                            "-ex", "thread apply all bt"],
+                            "-ex", "thread apply all bt",
+                            # the request loop's state (fuse/loop.c), if the
+                            # main thread is in it
+                            "-ex", "thread 1",
+                            "-ex", "frame function watch",
+                            "-ex", "print *l"],
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=60)
         return r.stdout
