@@ -129,6 +129,9 @@ struct f2fs_cluster_cache {
 	pthread_mutex_t lock;
 	bool valid;
 	uint32_t cluster;
+	/* its first compressed block: the copy stands for the cluster only while
+	 * the node still names it (a truncation, punch or move changes it) */
+	uint32_t caddr;
 	uint8_t *buf;
 	uint32_t blocks;		/* buf's size */
 };
@@ -668,17 +671,17 @@ static struct f2fs_cluster_cache *cluster_cache(struct f2fs_inode *inode)
 	return cc;
 }
 
-/* Copy [in, in + n) of the cached cluster, if it is the one asked for. */
-static bool cache_read(struct f2fs_inode *inode, uint32_t cluster, size_t in, size_t n,
-		       uint8_t *dst)
+/* Copy [in, in + n) of the cached cluster, if it is the one at addrs (the cluster's slots). */
+static bool cache_read(struct f2fs_inode *inode, uint32_t cluster, const uint32_t *addrs,
+		       size_t in, size_t n, uint8_t *dst)
 {
 	struct f2fs_cluster_cache *cc = atomic_load(&inode->ccache);
 	bool hit;
 
-	if (!cc)
+	if (!cc || addrs[0] != COMPRESS_ADDR)
 		return false;
 	pthread_mutex_lock(&cc->lock);
-	hit = cc->valid && cc->cluster == cluster;
+	hit = cc->valid && cc->cluster == cluster && cc->caddr == addrs[1];
 	if (hit)
 		memcpy(dst, cc->buf + in, n);
 	pthread_mutex_unlock(&cc->lock);
@@ -686,7 +689,8 @@ static bool cache_read(struct f2fs_inode *inode, uint32_t cluster, size_t in, si
 }
 
 /* Keep dic's freshly decompressed cluster: the buffers change hands. */
-static void cache_keep(struct f2fs_inode *inode, uint32_t cluster, struct f2fs_dic *dic)
+static void cache_keep(struct f2fs_inode *inode, uint32_t cluster, uint32_t caddr,
+		       struct f2fs_dic *dic)
 {
 	struct f2fs_cluster_cache *cc = cluster_cache(inode);
 	uint8_t *b;
@@ -700,6 +704,7 @@ static void cache_keep(struct f2fs_inode *inode, uint32_t cluster, struct f2fs_d
 	cc->buf = dic->rbuf;
 	cc->blocks = dic->rbuf_blocks;
 	cc->cluster = cluster;
+	cc->caddr = caddr;
 	cc->valid = true;
 	dic->rbuf = b;
 	dic->rbuf_blocks = blocks;
@@ -845,6 +850,7 @@ struct read_clu {
 	uint32_t cofs;			/* its compressed blocks' place in cbuf, in blocks */
 	uint32_t nr;			/* compressed blocks; 0: raw, read already */
 	uint32_t cluster;
+	uint32_t caddr;			/* its first compressed block */
 	size_t in, n;			/* the bytes of it the read wants */
 	uint8_t *dst;
 };
@@ -989,7 +995,7 @@ static int read_batch(struct f2fs_sb *sb, struct f2fs_inode *inode,
 		*rc = (struct read_clu){ .start = (first + c) << log, .cluster = first + c,
 					 .in = in, .n = n, .dst = dst + got };
 		got += n;
-		if (n < cbytes && cache_read(inode, rc->cluster, in, n, rc->dst))
+		if (n < cbytes && cache_read(inode, rc->cluster, addrs, in, n, rc->dst))
 			continue;
 		if (addrs[0] != COMPRESS_ADDR) {
 			/* whole blocks of a raw cluster join the batch, a partial one reads alone */
@@ -1027,6 +1033,7 @@ static int read_batch(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			break;
 		}
 		rc->nr = (uint32_t)nr;
+		rc->caddr = addrs[1];
 		rc->cofs = cblocks;
 		cblocks += rc->nr;
 		nclu++;
@@ -1066,7 +1073,7 @@ static int read_batch(struct f2fs_sb *sb, struct f2fs_inode *inode,
 			err = decompress_blocks(sb, inode, rc->start, cb, rc->nr, dic, dic->rbuf);
 		if (!err) {
 			memcpy(rc->dst, dic->rbuf + rc->in, rc->n);
-			cache_keep(inode, rc->cluster, dic);
+			cache_keep(inode, rc->cluster, rc->caddr, dic);
 		}
 	}
 	if (!err)

@@ -940,9 +940,6 @@ int f2fs_truncate(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t size)
 			return err;
 	}
 	if (f2fs_is_compressed(inode) && size < inode->size) {
-		/* the decompressed cluster kept for partial reads may be one that goes:
-		 * an extension would read it back instead of zeros */
-		f2fs_compress_drop_cache(inode);
 		/* a compressed cluster is cut by writing it again (f2fs_truncate_blocks) */
 		err = f2fs_truncate_compressed(sb, inode, size);
 		if (err < 0)
@@ -1165,8 +1162,6 @@ int f2fs_truncate_hole(struct f2fs_sb *sb, struct f2fs_inode *inode, uint64_t st
 	end = F2FS_MIN(end, f2fs_max_file_blocks(inode));
 	if (start >= end)
 		return 0;
-	if (f2fs_is_compressed(inode))
-		f2fs_compress_drop_cache(inode);
 	while (start < end) {
 		uint32_t pblk, n;
 
