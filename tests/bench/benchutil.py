@@ -965,8 +965,9 @@ def render_writeback(results_path, info_path, doc_path=None):
       "device writes/s" % one(info, "wb_iops"))
     w("")
     w("Limit: %s. The daemon is started inside the group; the group's own count of "
-      "the write requests it sent to the disk (block-layer requests: a device "
-      "write over 1 MiB is several, an fsync's cache flush one) is shown beside "
+      "the write requests it sent to the loop device (block-layer requests: a "
+      "device write over the loop device's request size is several, an "
+      "fsync's cache flush one) is shown beside "
       "the daemon's, and its rate against the "
       "limit shows whether the limit bound." % one(info, "wb_cgroup"))
     w("")
