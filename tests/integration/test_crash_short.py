@@ -58,6 +58,25 @@ def test_crash_random_kills_quota(f2fs_fuse, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.needs_binary
+def test_crash_random_kills_compressed(f2fs_fuse, tmp_path):
+    """The same with every file compressed (lz4, clusters of 4 blocks, -o
+    compress_extension=*): writeback compresses dirty clusters while the
+    daemon dies, and fsync of a compressed file commits a checkpoint.
+    Atomic writes are left out: a compressed file with blocks refuses them
+    (EINVAL), as the kernel's f2fs_ioc_start_atomic_write does."""
+    args = ["--seed", "4", "--iterations", "8", "--fresh-every", "4",
+            "--features", "extra_attr,compression",
+            "--mount-options", "compress_algorithm=lz4,compress_extension=*",
+            "--exclude", "atomic",
+            "--ace", "--ace-len", "1",
+            "--time-limit", "240", "--workdir", str(tmp_path)]
+    rc, out = run_crash(args, f2fs_fuse)
+    assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
+        " ".join(args[:-2]), out[-8000:])
+
+
+@pytest.mark.slow
+@pytest.mark.needs_binary
 def test_crash_ace_sequences(f2fs_fuse, tmp_path):
     args = ["--seed", "1", "--ace-only", "--ace-len", "2", "--ace-quick",
             "--time-limit", "240", "--workdir", str(tmp_path)]
