@@ -171,6 +171,9 @@ int f2fs_get_valid_checkpoint(struct f2fs_sb *sb)
 			return err;
 	}
 	sb->ckpt_flags = get_le32(sb->ckpt + CP_CKPT_FLAGS);
+	sb->user_block_count = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	sb->rsvd_segments = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT);
+	sb->ovp_segments = get_le32(sb->ckpt + CP_OVERPROV_SEGMENT_COUNT);
 	return check_ckpt(sb);
 }
 
@@ -382,16 +385,15 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 		goto out;
 	}
 
-	/* the new pack is the truth now */
-	{
-		ptrdiff_t nat_off = sb->nat_bitmap - sb->ckpt, sit_off = sb->sit_bitmap - sb->ckpt;
-
-		free(sb->ckpt);
-		sb->ckpt = cp;
-		cp = NULL;
-		sb->nat_bitmap = sb->ckpt + nat_off;
-		sb->sit_bitmap = sb->ckpt + sit_off;
-	}
+	/*
+	 * The new pack is the truth now.  Copied over the old one, not swapped
+	 * for it: sb->nat_bitmap and sb->sit_bitmap point into it, and a NAT
+	 * lookup of an uncached nid reads the bitmap without this checkpoint's
+	 * locks.  Whichever bit it sees names a valid copy: the new NAT blocks
+	 * are on the device, and the old ones stay as they were until a later
+	 * checkpoint.
+	 */
+	memcpy(sb->ckpt, cp, (size_t)(1 + payload) * F2FS_BLKSIZE);
 	sb->cur_cp_pack = new_pack;
 	sb->cp_ver++;
 	sb->ckpt_flags = flags;

@@ -1161,7 +1161,12 @@ struct f2fs_sb {
 	uint32_t chksum_seed;		/* crc32(~0, uuid) for inode checksums */
 
 	/* checkpoint */
-	uint8_t *ckpt;			/* the cp block of the valid pack */
+	uint8_t *ckpt;			/* the cp block of the valid pack: replaced (and
+					 * the old one freed) by each checkpoint, so read
+					 * only under cp_rwsem or the checkpoint's locks */
+	/* its fields no checkpoint changes, for readers without those locks */
+	uint64_t user_block_count;
+	uint32_t rsvd_segments, ovp_segments;
 	uint32_t cur_cp_pack;		/* 1 or 2 */
 	uint64_t cp_ver;
 	uint32_t ckpt_flags;

@@ -500,7 +500,7 @@ void f2fs_balance_fs(struct f2fs_sb *sb)
 	 * next checkpoint writes.  More than that would keep free what user
 	 * data may legitimately fill, and cleaning could never catch up.
 	 */
-	low = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT) + 1 +
+	low = sb->rsvd_segments + 1 +
 	      (f2fs_nr_dirty_nodes(sb) + sb->blocks_per_seg - 1) / sb->blocks_per_seg;
 	pthread_mutex_lock(&sb->sm->lock);
 	free_segs = sb->sm->free_segments;

@@ -410,7 +410,7 @@ static uint32_t ssr_free_slots(const struct f2fs_sb *sb, const struct f2fs_seg_e
 /* f2fs_need_SSR: free segments down to twice the reserved ones. */
 static bool need_ssr(const struct f2fs_sb *sb)
 {
-	return sb->sm->free_segments <= 2 * get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT);
+	return sb->sm->free_segments <= 2 * sb->rsvd_segments;
 }
 
 /* A dirty data segment for log `type`: its own temperature first, then the others. */
@@ -972,7 +972,7 @@ void f2fs_add_valid_blocks(struct f2fs_sb *sb, int64_t n)
  */
 uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb)
 {
-	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT), used;
+	uint64_t user = sb->user_block_count, used;
 
 	pthread_mutex_lock(&sb->sm->lock);
 	used = sb->sm->valid_blocks;
@@ -989,7 +989,7 @@ uint64_t f2fs_free_user_blocks(struct f2fs_sb *sb)
  */
 int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n)
 {
-	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	uint64_t user = sb->user_block_count;
 	int err = 0;
 
 	pthread_mutex_lock(&sb->sm->lock);
@@ -1005,7 +1005,7 @@ int f2fs_take_user_blocks(struct f2fs_sb *sb, uint32_t n)
 
 bool f2fs_rollforward_may_overflow(struct f2fs_sb *sb)
 {
-	uint64_t user = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	uint64_t user = sb->user_block_count;
 	bool over;
 
 	pthread_mutex_lock(&sb->sm->lock);

@@ -606,18 +606,21 @@ bool f2fs_recovery_pending(const struct f2fs_sb *sb)
 /* As the kernel's f2fs_statfs, with no reserved blocks configured. */
 int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st)
 {
-	uint64_t user_blocks = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
-	uint64_t valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
-	uint64_t valid_nodes = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
+	uint64_t user_blocks = sb->user_block_count, valid_blocks, valid_nodes;
 
 	if (sb->sm && sb->nm) {
-		/* a writable mount: the live counts, not the last checkpoint's */
+		/* a writable mount: the live counts (a checkpoint may be replacing
+		 * sb->ckpt meanwhile, and statfs takes none of its locks) */
 		pthread_mutex_lock(&sb->sm->lock);
 		valid_blocks = sb->sm->valid_blocks;
 		pthread_mutex_unlock(&sb->sm->lock);
 		pthread_mutex_lock(&sb->nm->lock);
 		valid_nodes = sb->nm->valid_node_count;
 		pthread_mutex_unlock(&sb->nm->lock);
+	} else {
+		/* read-only: no checkpoint is written, the last one's counts hold */
+		valid_blocks = get_le64(sb->ckpt + CP_VALID_BLOCK_COUNT);
+		valid_nodes = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
 	}
 	uint64_t total_nodes = (uint64_t)sb->max_nid;
 	uint64_t avail_nodes = total_nodes > 3 ? total_nodes - 3 : 0;
@@ -686,9 +689,9 @@ int f2fs_get_status(struct f2fs_sb *sb, struct f2fs_status *st)
 	st->meta_segs[2] = sb->segment_count_sit;
 	st->meta_segs[3] = sb->segment_count_nat;
 	st->meta_segs[4] = get_le32(sb->raw_sb + SB_SEGMENT_COUNT_SSA);
-	st->ovp_segs = get_le32(sb->ckpt + CP_OVERPROV_SEGMENT_COUNT);
-	st->rsvd_segs = get_le32(sb->ckpt + CP_RSVD_SEGMENT_COUNT);
-	st->user_blocks = get_le64(sb->ckpt + CP_USER_BLOCK_COUNT);
+	st->ovp_segs = sb->ovp_segments;
+	st->rsvd_segs = sb->rsvd_segments;
+	st->user_blocks = sb->user_block_count;
 	st->cp_ver = sb->cp_ver;
 	st->ckpt_flags = sb->ckpt_flags;
 	st->writable = f2fs_writable(sb);
