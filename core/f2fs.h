@@ -1161,9 +1161,9 @@ struct f2fs_sb {
 	uint32_t chksum_seed;		/* crc32(~0, uuid) for inode checksums */
 
 	/* checkpoint */
-	uint8_t *ckpt;			/* the cp block of the valid pack: replaced (and
-					 * the old one freed) by each checkpoint, so read
-					 * only under cp_rwsem or the checkpoint's locks */
+	uint8_t *ckpt;			/* the cp block of the valid pack, rewritten in
+					 * place by each checkpoint: read its changing
+					 * fields under cp_rwsem or the checkpoint's locks */
 	/* its fields no checkpoint changes, for readers without those locks */
 	uint64_t user_block_count;
 	uint32_t rsvd_segments, ovp_segments;

@@ -609,7 +609,7 @@ int f2fs_statfs(struct f2fs_sb *sb, struct f2fs_statfs *st)
 	uint64_t user_blocks = sb->user_block_count, valid_blocks, valid_nodes;
 
 	if (sb->sm && sb->nm) {
-		/* a writable mount: the live counts (a checkpoint may be replacing
+		/* a writable mount: the live counts (a checkpoint may be rewriting
 		 * sb->ckpt meanwhile, and statfs takes none of its locks) */
 		pthread_mutex_lock(&sb->sm->lock);
 		valid_blocks = sb->sm->valid_blocks;
