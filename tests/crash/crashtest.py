@@ -575,6 +575,8 @@ class Runner:
                 if os.path.isfile(p) and not os.path.islink(p):
                     with open(p, "rb") as f:
                         out[os.path.relpath(p, self.mnt)] = f.read()
+                        # what --mount-options made of them (compression) shows
+                        self.stats["compressed files read"] += is_compressed(f.fileno())
         return out
 
     def verify(self, exp, what):

@@ -4,6 +4,7 @@ ACE-style suite of one- and two-operation sequences ending in fsync.
 `make crashtest` runs the long version."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -73,6 +74,9 @@ def test_crash_random_kills_compressed(f2fs_fuse, tmp_path):
     rc, out = run_crash(args, f2fs_fuse)
     assert rc == 0, "crashtest failed (rerun: tests/crash/crashtest.py %s)\n%s" % (
         " ".join(args[:-2]), out[-8000:])
+    # the files checked after the kills were compressed ones
+    got = re.search(r"crashtest: random: .*compressed files read (\d+)", out)
+    assert got and int(got.group(1)) > 0, out[-8000:]
 
 
 @pytest.mark.slow
