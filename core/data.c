@@ -604,7 +604,7 @@ static int merge_source(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2f
  */
 static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
 			uint8_t *const *pages, size_t len, uint64_t off, size_t *written, int ser,
-			bool held)
+			int lock)
 {
 	int type = dir_inode(inode) ? CURSEG_HOT_DATA : CURSEG_WARM_DATA;
 	/*
@@ -621,7 +621,8 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	uint64_t first = off / F2FS_BLKSIZE, last = len ? (end - 1) / F2FS_BLKSIZE : first;
 	bool head_part = off % F2FS_BLKSIZE, tail_part = end % F2FS_BLKSIZE;
 	const struct fscrypt_inode_info *ci = NULL;
-	bool take, runs;
+	/* the caller's lock to give back, even on an early return */
+	bool unlock = lock == F2FS_WP_HELD_RELEASE, take, runs;
 	int err = 0, ferr;
 
 	if (!dn || !bounce || !plug) {
@@ -662,7 +663,8 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 	}
 	if (ser < 0)
 		ser = f2fs_should_serialize_io(sb, inode, last - first + 1);
-	take = ser && !held;
+	take = ser && lock == F2FS_WP_TAKE;
+	unlock = unlock || take;
 	/*
 	 * Unserialized writes take runs too, except under never: the kernel's
 	 * per-log write bio merges adjacent blocks of different plain inodes,
@@ -776,15 +778,23 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 				err = perr;
 		}
 	}
-	/* alloc: the runs are taken, encryption and I/O need no lock */
-	if (take && ser == F2FS_SER_ALLOC)
+	/*
+	 * full: the request is built under the lock, as the kernel's
+	 * f2fs_write_cache_pages builds (and, with fscrypt's software
+	 * encryption, encrypts) and submits its bios under sbi->writepages;
+	 * the device's work is not under it there, so the write comes after
+	 * the unlock here.  A seal that fails leaves the encryption to the
+	 * flush.  alloc: the runs are taken, encryption needs no lock either.
+	 */
+	if (unlock && ser == F2FS_SER_FULL)
+		(void)f2fs_plug_seal(plug);
+	if (unlock)
 		pthread_mutex_unlock(&sb->writepages);
+	unlock = false;
 	/* blocks already mapped must reach the disk even if a later one failed */
 	ferr = f2fs_plug_flush(plug);
 	if (!err)
 		err = ferr;
-	if (take && ser == F2FS_SER_FULL)
-		pthread_mutex_unlock(&sb->writepages);
 	f2fs_drop_extent_cache(tree, off / F2FS_BLKSIZE,
 			       (end + F2FS_BLKSIZE - 1) / F2FS_BLKSIZE - off / F2FS_BLKSIZE);
 	if (tree != inode) {
@@ -796,6 +806,8 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 			err = ferr;
 	}
 out:
+	if (unlock)
+		pthread_mutex_unlock(&sb->writepages);
 	if (written)
 		*written = (size_t)(pos - off);
 	free(dn);
@@ -807,14 +819,14 @@ out:
 int f2fs_write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *src,
 		      size_t len, uint64_t off, size_t *written)
 {
-	return write_blocks(sb, inode, src, NULL, len, off, written, -1, false);
+	return write_blocks(sb, inode, src, NULL, len, off, written, -1, F2FS_WP_TAKE);
 }
 
 int f2fs_write_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *const *pages,
-		     uint64_t first, uint32_t n, int ser, bool held)
+		     uint64_t first, uint32_t n, int ser, int lock)
 {
 	return write_blocks(sb, inode, NULL, pages, (size_t)n * F2FS_BLKSIZE,
-			    first * F2FS_BLKSIZE, NULL, ser, held);
+			    first * F2FS_BLKSIZE, NULL, ser, lock);
 }
 
 /* Write a whole data block of a directory (dentry blocks). */

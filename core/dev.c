@@ -963,7 +963,37 @@ int f2fs_plug_flush(struct f2fs_plug *plug)
 	err = f2fs_submit_bio(plug->dev, &plug->bio);
 	plug->bio.nr_blocks = 0;
 	plug->bio.iovcnt = 0;
+	if (plug->sealed) {
+		f2fs_stash_put(&plug->dev->bounce, plug->sealed, plug->sealed_blocks);
+		plug->sealed = NULL;
+		plug->has_crypt = false;
+	}
 	return err;
+}
+
+int f2fs_plug_seal(struct f2fs_plug *plug)
+{
+	size_t total = (size_t)plug->bio.nr_blocks * F2FS_BLKSIZE, got;
+	uint8_t *bounce;
+	int err;
+
+	if (!plug->bio.nr_blocks || !plug->has_crypt || plug->sealed)
+		return 0;
+	bounce = f2fs_stash_get(&plug->dev->bounce, plug->bio.nr_blocks, &got);
+	if (!bounce)
+		return -ENOMEM;
+	err = do_crypt(&plug->crypt, true, plug->iov, plug->bio.iovcnt, bounce);
+	if (err) {
+		f2fs_stash_put(&plug->dev->bounce, bounce, got);
+		return err;
+	}
+	plug->sealed = bounce;
+	plug->sealed_blocks = got;
+	plug->iov[0] = (struct iovec){ bounce, total };
+	plug->bio.iovcnt = 1;
+	/* the request now carries ciphertext: nothing more to encrypt */
+	plug->has_crypt = false;
+	return 0;
 }
 
 /* Queue a bio; its buffers must stay valid until the plug is flushed. */
@@ -973,10 +1003,10 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 
 	if (bio->iovcnt > F2FS_PLUG_MAX_IOV)
 		return f2fs_submit_bio(plug->dev, bio);
-	if (plug->bio.nr_blocks &&
+	if (plug->bio.nr_blocks && (plug->sealed ||
 	    (plug->bio.iovcnt + bio->iovcnt > F2FS_PLUG_MAX_IOV ||
 	     plug->bio.nr_blocks + bio->nr_blocks > F2FS_PLUG_MAX_BLOCKS ||
-	     !f2fs_bio_mergeable(&plug->bio, bio))) {
+	     !f2fs_bio_mergeable(&plug->bio, bio)))) {
 		err = f2fs_plug_flush(plug);
 		if (err)
 			return err;

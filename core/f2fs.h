@@ -130,7 +130,8 @@ void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st);
 /*
  * A plug gathers bios and submits neighbours as one request when
  * f2fs_bio_mergeable allows (contiguous, and no crypt context or the same
- * key with consecutive DUNs).  Queued buffers stay in use until the flush.
+ * key with consecutive DUNs).  Queued buffers stay in use until the flush
+ * (or the seal).
  */
 #define F2FS_PLUG_MAX_IOV 1024
 #define F2FS_PLUG_MAX_BLOCKS 1024	/* 4 MiB: bounds an encrypted request's bounce buffer */
@@ -140,12 +141,20 @@ struct f2fs_plug {
 	struct f2fs_crypt_ctx crypt;	/* of the first queued block */
 	bool has_crypt;
 	uint64_t merged;		/* bios absorbed into an earlier one */
+	void *sealed;			/* f2fs_plug_seal's bounce buffer, if any */
+	size_t sealed_blocks;
 	struct iovec iov[F2FS_PLUG_MAX_IOV];
 };
 bool f2fs_bio_mergeable(const struct f2fs_bio *a, const struct f2fs_bio *b);
 void f2fs_plug_init(struct f2fs_plug *plug, struct f2fs_dev *dev);
 int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio);
 int f2fs_plug_flush(struct f2fs_plug *plug);
+/*
+ * Build the queued request now: encrypt it into a bounce buffer of the
+ * plug's own, so that the flush is the device write alone.  A bio added
+ * after the seal goes in a request of its own.
+ */
+int f2fs_plug_seal(struct f2fs_plug *plug);
 
 /* Block-aligned allocation (usable with O_DIRECT); free with free(). */
 void *f2fs_alloc_blocks(size_t nr);
@@ -791,7 +800,8 @@ int f2fs_write_data_block(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t
 			  const uint8_t *buf);
 /*
  * Whether a write of nblocks to inode takes sb->writepages (-o serialize_io):
- * F2FS_SER_NONE, F2FS_SER_FULL (allocation and I/O under it) or
+ * F2FS_SER_NONE, F2FS_SER_FULL (allocation and building the requests,
+ * encryption included, under it; the device writes after) or
  * F2FS_SER_ALLOC (allocation only).
  */
 enum { F2FS_SER_NONE, F2FS_SER_FULL, F2FS_SER_ALLOC };
@@ -799,10 +809,15 @@ int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
 			     uint64_t nblocks);
 /*
  * Write whole blocks first .. first + n - 1 from pages[] (writeback): ser
- * as f2fs_should_serialize_io says, held when the caller holds writepages.
+ * as f2fs_should_serialize_io says; lock says who holds writepages.
  */
+enum {
+	F2FS_WP_TAKE,		/* take it if ser says so */
+	F2FS_WP_HELD,		/* the caller holds it, and keeps it */
+	F2FS_WP_HELD_RELEASE,	/* the caller holds it; released before the device writes */
+};
 int f2fs_write_pages(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *const *pages,
-		     uint64_t first, uint32_t n, int ser, bool held);
+		     uint64_t first, uint32_t n, int ser, int lock);
 /* writeback.c: the page cache's write(2) and writeback (caller: inode write lock, cp_rwsem) */
 bool f2fs_may_cache_write(struct f2fs_sb *sb, const struct f2fs_inode *inode);
 ssize_t f2fs_cached_write(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint8_t *buf,

@@ -171,6 +171,7 @@ int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool back
 	struct f2fs_inode_pages *ip;
 	uint8_t **ptrs;
 	int ser, err = 0, derr;
+	bool held;
 
 	if (!inode->pages)
 		return 0;
@@ -191,19 +192,27 @@ int f2fs_writeback_inode(struct f2fs_sb *sb, struct f2fs_inode *inode, bool back
 	 * serialization holds the lock throughout, as its write(2) does */
 	if (f2fs_is_compressed(inode) && ser)
 		ser = F2FS_SER_FULL;
-	/* full: the whole pass under the lock, so every run of the inode is one */
+	/*
+	 * full: the whole pass under the lock, so every run of the inode is
+	 * one; the last run's device write comes after the unlock, as the
+	 * kernel submits under sbi->writepages and waits after it.
+	 */
 	if (ser == F2FS_SER_FULL)
 		pthread_mutex_lock(&sb->writepages);
 	if (f2fs_is_compressed(inode))
 		err = f2fs_write_dirty_clusters(sb, inode, ip->v, ip->nr);
+	held = ser == F2FS_SER_FULL;
 	for (uint32_t s = 0, n; !err && !f2fs_is_compressed(inode) && s < ip->nr; s += n) {
 		for (n = 1; s + n < ip->nr && n < WB_RUN &&
 			    ip->v[s + n].index == ip->v[s].index + n; n++)
 			;
 		err = f2fs_write_pages(sb, inode, ptrs + s, ip->v[s].index, n, ser,
-				       ser == F2FS_SER_FULL);
+				       !held ? F2FS_WP_TAKE : s + n < ip->nr ? F2FS_WP_HELD :
+				       F2FS_WP_HELD_RELEASE);
+		if (held && s + n == ip->nr)
+			held = false;	/* given back by the last run */
 	}
-	if (ser == F2FS_SER_FULL)
+	if (held)
 		pthread_mutex_unlock(&sb->writepages);
 	free(ptrs);
 	pthread_mutex_lock(&sb->pc->lock);

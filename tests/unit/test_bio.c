@@ -146,6 +146,36 @@ static void plug_tests(void)
 		      !memcmp(back, data, (size_t)N / 2 * F2FS_BLKSIZE),
 		      "a read with the crypt context decrypts per DUN");
 	}
+
+	/*
+	 * Sealed: encrypted at the seal, so a plaintext changed afterwards is
+	 * not what is written, and a bio added after the seal (even one that
+	 * would have merged) goes as a request of its own, encrypted too.
+	 */
+	f2fs_plug_init(&plug, dev);
+	f2fs_dev_get_stats(dev, &before);
+	for (int i = 0; i < 3; i++) {
+		struct iovec iov = { data + (size_t)i * F2FS_BLKSIZE, F2FS_BLKSIZE };
+		struct f2fs_crypt_ctx c = { &toy_ops, &k1, 2000 + (uint64_t)i };
+		struct f2fs_bio bio = one(500 + (uint32_t)i, &iov, &c);
+
+		CHECK(f2fs_plug_add(&plug, &bio) == 0, "plug add %d", i);
+		if (i == 1) {
+			CHECK(f2fs_plug_seal(&plug) == 0, "seal");
+			f2fs_dev_get_stats(dev, &after);
+			CHECK_EQ_U64(after.writes - before.writes, 0, "the seal writes nothing");
+			data[5] ^= 0xff;	/* after the seal: not written */
+		}
+	}
+	CHECK(f2fs_plug_flush(&plug) == 0, "flush");
+	data[5] ^= 0xff;
+	f2fs_dev_get_stats(dev, &after);
+	CHECK_EQ_U64(after.writes - before.writes, 2, "requests: the sealed one and the next");
+	CHECK(f2fs_dev_read(dev, 500, back, 3) == 0, "read back sealed ciphertext");
+	for (int i = 0; i < 3; i++)
+		CHECK(back[(size_t)i * F2FS_BLKSIZE + 5] ==
+		      (uint8_t)(data[(size_t)i * F2FS_BLKSIZE + 5] ^ (uint8_t)(k1 + 2000 + i)),
+		      "sealed block %d ciphertext, per DUN", i);
 	f2fs_dev_close(dev);
 out:
 	unlink(path);
