@@ -642,12 +642,14 @@ int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc
  * of at least nr blocks or a new one of at least min_blocks (*got: its
  * size); put keeps it (unless larger than max_blocks, when that is not
  * 0), in place of the smallest kept one when all slots are taken, or
- * frees it.
+ * frees it.  huge: buffers are mappings of their own, 2 MiB-aligned and
+ * huge-page backed where the OS can (f2fs_plat_map_anon), set before use.
  */
 #define F2FS_STASH_SLOTS 8
 struct f2fs_buf_stash {
 	pthread_mutex_t lock;
 	uint32_t min_blocks, max_blocks;
+	bool huge;
 	unsigned int nr;
 	struct { void *buf; size_t blocks; } slot[F2FS_STASH_SLOTS];
 };

@@ -19,6 +19,7 @@
 
 /* Bounce buffers come from a stash: see struct f2fs_buf_stash. */
 #define BOUNCE_MIN_BLOCKS 256	/* one FUSE write of 1 MiB */
+#define BOUNCE_HUGE_BLOCKS 512	/* -o direct: one 2 MiB huge page */
 
 struct held_block {
 	uint32_t blkaddr;
@@ -87,10 +88,20 @@ int f2fs_stash_init(struct f2fs_buf_stash *s, uint32_t min_blocks, uint32_t max_
 	return pthread_mutex_init(&s->lock, NULL) ? -ENOMEM : 0;
 }
 
+static void stash_free(const struct f2fs_buf_stash *s, void *buf, size_t blocks)
+{
+	if (s->huge)
+		f2fs_plat_unmap_anon(buf, blocks * F2FS_BLKSIZE);
+	else
+		free(buf);
+}
+
 void f2fs_stash_destroy(struct f2fs_buf_stash *s)
 {
-	while (s->nr)
-		free(s->slot[--s->nr].buf);
+	while (s->nr) {
+		s->nr--;
+		stash_free(s, s->slot[s->nr].buf, s->slot[s->nr].blocks);
+	}
 	pthread_mutex_destroy(&s->lock);
 }
 
@@ -111,7 +122,7 @@ void *f2fs_stash_get(struct f2fs_buf_stash *s, size_t nr, size_t *got)
 	if (buf)
 		return buf;
 	*got = nr > s->min_blocks ? nr : s->min_blocks;
-	buf = f2fs_alloc_blocks(*got);
+	buf = s->huge ? f2fs_plat_map_anon(*got * F2FS_BLKSIZE) : f2fs_alloc_blocks(*got);
 	if (!buf)
 		*got = 0;
 	return buf;
@@ -124,7 +135,7 @@ void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks)
 	if (!buf)
 		return;
 	if (s->max_blocks && blocks > s->max_blocks) {
-		free(buf);
+		stash_free(s, buf, blocks);
 		return;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -138,14 +149,17 @@ void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks)
 				small = i;
 		if (s->slot[small].blocks < blocks) {
 			void *old = s->slot[small].buf;
+			size_t old_blocks = s->slot[small].blocks;
 
 			s->slot[small].buf = buf;
 			s->slot[small].blocks = blocks;
 			buf = old;
+			blocks = old_blocks;
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
-	free(buf);
+	if (buf)
+		stash_free(s, buf, blocks);
 }
 
 /* ---- the block pool: 4 KiB blocks from 2 MiB slabs ---- */
@@ -514,6 +528,18 @@ int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev 
 		dev->ops = &blkdev_ops;
 	dev->readonly = readonly;
 	dev->direct = direct;
+	/*
+	 * A direct write goes from the bounce buffer's own pages, and a
+	 * request holds at most so many segments (128 on a UFS host or a
+	 * loop device): 4 KiB pages scattered in memory split a 1 MiB write
+	 * in two, where one huge page is one segment per 64 KiB or more, and
+	 * how many requests a write took depended on how memory happened to
+	 * be laid out.  2 MiB each, one huge page where the OS backs it so.
+	 */
+	if (direct) {
+		dev->bounce.huge = true;
+		dev->bounce.min_blocks = BOUNCE_HUGE_BLOCKS;
+	}
 	*out = dev;
 	return 0;
 }

@@ -28,6 +28,9 @@
 #                                   has issued here unthrottled, so the limit
 #                                   binds; B3's table shows the rate it got)
 #   BENCH_WB_ROUNDS=N               rounds of B1-B3 (default 1; 1 in QUICK)
+#   BENCH_WB_PARTS="B1 B2 B3"       which of B1-B3 to run (default all; a
+#                                   part left out has empty tables: for
+#                                   comparisons, with BENCH_DOC elsewhere)
 #   BENCH_WB_MODES="never auto ..." serialize_io modes to try in B1
 #                                   (default "never auto alloc always"; B2 and
 #                                   B3 leave "always" out)
@@ -38,6 +41,7 @@ else
     WB_TIME=10 WB_SIZE_MB=2048 WB_ROUNDS=${BENCH_WB_ROUNDS:-1}
 fi
 WB_JOBS=8
+WB_PARTS=" ${BENCH_WB_PARTS:-B1 B2 B3} "
 WB_IOPS=${BENCH_WB_IOPS:-250}
 WB_MODES=(${BENCH_WB_MODES:-never auto alloc always})
 WB_MODES1=("${WB_MODES[@]}")
@@ -344,6 +348,7 @@ for round in $(seq "$WB_ROUNDS"); do
     # B1, -o direct first, then buffered with the peers beside the
     # encrypted runs (the comparison users make).
     for io in direct buf; do
+        [[ "$WB_PARTS" == *" B1 "* ]] || break
         log "B1 round $round/$WB_ROUNDS: ${WB_JOBS} x 1 MiB O_SYNC, ${WB_TIME} s, image $io"
         wb_args 1M "$WB_JOBS"
         if [ "$io" = buf ]; then wb_try wb_peer seed kext4; fi
@@ -352,12 +357,15 @@ for round in $(seq "$WB_ROUNDS"); do
         wb_modes seed plain "$io"
         if [ "$io" = buf ]; then wb_try wb_peer seed rawimg; fi
     done
-    log "B2 round $round/$WB_ROUNDS: 8 x 512 KiB, 8 x 2 MiB, 1 x 1 MiB (encrypted, direct)"
+    [[ "$WB_PARTS" != *" B2 "* ]] ||
+        log "B2 round $round/$WB_ROUNDS: 8 x 512 KiB, 8 x 2 MiB, 1 x 1 MiB (encrypted, direct)"
     WB_MODES=("${WB_MODES23[@]}")
-    wb_args 512k "$WB_JOBS"; wb_modes w512k enc direct
-    wb_args 2M "$WB_JOBS";   wb_modes w2m enc direct
-    wb_args 1M 1;            wb_modes seq1 enc direct
-    if [ -n "$WB_CG" ]; then
+    if [[ "$WB_PARTS" == *" B2 "* ]]; then
+        wb_args 512k "$WB_JOBS"; wb_modes w512k enc direct
+        wb_args 2M "$WB_JOBS";   wb_modes w2m enc direct
+        wb_args 1M 1;            wb_modes seq1 enc direct
+    fi
+    if [ -n "$WB_CG" ] && [[ "$WB_PARTS" == *" B3 "* ]]; then
         log "B3 round $round/$WB_ROUNDS: the seed job, encrypted, direct, ${WB_IOPS} write IOPS"
         wb_args 1M "$WB_JOBS"; wb_modes iops enc direct cg
     fi

@@ -109,8 +109,12 @@ def crypt_setup(fusectl, mnt):  # noqa: F811
     ("auto,min_seq_blocks=64", False, True),
     ("auto,writeback", True, True),
     ("auto", False, "runs"),
+    ("auto,direct", True, True),
+    ("auto,writeback,direct", True, True),
+    ("always,direct", False, True),
 ], ids=["auto-encrypted", "alloc-encrypted", "never-encrypted", "auto-plain-min_seq_blocks",
-        "auto-encrypted-writeback", "auto-plain-unserialized"])
+        "auto-encrypted-writeback", "auto-plain-unserialized", "auto-encrypted-direct",
+        "auto-encrypted-writeback-direct", "always-plain-direct"])
 def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # noqa: F811
                                  contiguous):
     """8 threads write 1 MiB O_SYNC writes to their own files (the seed's
@@ -154,8 +158,11 @@ def test_concurrent_writers_runs(f2fs_fuse, fusectl, tmp_path, mode, crypt,  # n
         img.close()
 
 
-def test_osync_writes_one_request_each(f2fs_fuse, tmp_path):
-    """One writer's 1 MiB O_SYNC writes cost the device two writes each:
+@pytest.mark.parametrize("direct", [False, True], ids=["buffered", "direct"])
+def test_osync_writes_one_request_each(f2fs_fuse, tmp_path, direct):
+    """One writer's 1 MiB O_SYNC writes cost the device two writes each
+    (the image opened buffered, or -o direct: from the daemon's own
+    aligned buffers):
     the data as one run and the fsync's nodes as one run.  The summary
     block of each segment the data log fills waits for the checkpoint (as
     the kernel keeps it in its meta page cache) instead of a 4 KiB write of
@@ -164,7 +171,8 @@ def test_osync_writes_one_request_each(f2fs_fuse, tmp_path):
     ours need only the checkpointed ones."""
     n = 64
     img = RWImage(f2fs_fuse, tmp_path, size=512 * MiB,
-                  options=["rw", NO_PERIODIC, "serialize_io=always", "io_stats"])
+                  options=["rw", NO_PERIODIC, "serialize_io=always", "io_stats"] +
+                  (["direct"] if direct else []))
     try:
         p = img.mount()
         data = blob(n * MiB, 3)
