@@ -34,6 +34,17 @@ enum f2fs_serialize_io {
 	F2FS_SERIALIZE_ALLOC,
 };
 
+/*
+ * Slabs kept between mounts of one process: a program that mounts over and
+ * over (a fuzzer: a mount per input) hands one to every mount, so that its
+ * block pools take slabs already faulted in instead of mapping, faulting
+ * and zeroing 2 MiB for each pool of each mount.  The caller frees it
+ * after the last unmount.
+ */
+struct f2fs_slab_cache;
+struct f2fs_slab_cache *f2fs_slab_cache_new(unsigned int max_slabs);
+void f2fs_slab_cache_free(struct f2fs_slab_cache *c);
+
 struct f2fs_mount_opts {
 	bool readonly;		/* never write to the device */
 	bool direct;		/* O_DIRECT on the device */
@@ -91,6 +102,7 @@ struct f2fs_mount_opts {
 	unsigned int nr_compress_ext, nr_nocompress_ext;
 	char compress_ext[F2FS_MAX_COMPRESS_EXT][F2FS_COMPRESS_EXT_LEN];
 	char nocompress_ext[F2FS_MAX_COMPRESS_EXT][F2FS_COMPRESS_EXT_LEN];
+	struct f2fs_slab_cache *slabs;		/* NULL: slabs are mapped and unmapped */
 };
 
 /*

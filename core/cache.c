@@ -64,7 +64,7 @@ static void entry_free(struct f2fs_cache *c, struct cache_entry *e)
 	free(e);
 }
 
-struct f2fs_cache *f2fs_cache_create(size_t bytes)
+struct f2fs_cache *f2fs_cache_create(size_t bytes, struct f2fs_slab_cache *slabs)
 {
 	struct f2fs_cache *c = calloc(1, sizeof(*c));
 	uint32_t per_shard;
@@ -79,6 +79,7 @@ struct f2fs_cache *f2fs_cache_create(size_t bytes)
 	if (per_shard < 4)
 		per_shard = 4;
 	f2fs_block_pool_init(&c->pool);
+	c->pool.source = slabs;
 	f2fs_block_pool_keep(&c->pool, (uint64_t)per_shard * CACHE_SHARDS);
 	for (int i = 0; i < CACHE_SHARDS; i++) {
 		struct cache_shard *s = &c->shard[i];

@@ -206,6 +206,80 @@ static struct f2fs_slab *slab_of(const void *blk)
 	return (struct f2fs_slab *)((uintptr_t)blk & ~(uintptr_t)(SLAB_BYTES - 1));
 }
 
+struct f2fs_slab_cache {
+	pthread_mutex_t lock;
+	struct f2fs_slab *list;		/* through ->next */
+	unsigned int nr, max;
+};
+
+struct f2fs_slab_cache *f2fs_slab_cache_new(unsigned int max_slabs)
+{
+	struct f2fs_slab_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	c->max = max_slabs;
+	return c;
+}
+
+void f2fs_slab_cache_free(struct f2fs_slab_cache *c)
+{
+	if (!c)
+		return;
+	while (c->list) {
+		struct f2fs_slab *s = c->list;
+
+		c->list = s->next;
+		pool_unpoison(s, SLAB_BYTES);
+		f2fs_plat_unmap_anon(s, SLAB_BYTES);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* A slab no pool holds any more: to the pool's source while it has room. */
+static void slab_release(struct f2fs_block_pool *pool, struct f2fs_slab *s)
+{
+	struct f2fs_slab_cache *c = pool->source;
+
+	if (c) {
+		pthread_mutex_lock(&c->lock);
+		if (c->nr < c->max) {
+			pool_unpoison(s, F2FS_BLKSIZE);
+			s->next = c->list;
+			c->list = s;
+			c->nr++;
+			s = NULL;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!s)
+			return;
+	}
+	pool_unpoison(s, SLAB_BYTES);
+	f2fs_plat_unmap_anon(s, SLAB_BYTES);
+}
+
+/* A slab for a pool: the source's if it has one, else a new mapping. */
+static void *slab_acquire(struct f2fs_block_pool *pool)
+{
+	struct f2fs_slab_cache *c = pool->source;
+	struct f2fs_slab *s = NULL;
+
+	if (c) {
+		pthread_mutex_lock(&c->lock);
+		s = c->list;
+		if (s) {
+			c->list = s->next;
+			c->nr--;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (s)
+			return s;
+	}
+	return f2fs_plat_map_anon(SLAB_BYTES);	/* SLAB_BYTES-aligned */
+}
+
 static void slab_link(struct f2fs_block_pool *pool, struct f2fs_slab *s)
 {
 	s->prev = NULL;
@@ -262,13 +336,12 @@ static struct f2fs_slab *take_spares(struct f2fs_block_pool *pool, uint64_t keep
 	return rest;
 }
 
-static void free_slabs(struct f2fs_slab *s)
+static void free_slabs(struct f2fs_block_pool *pool, struct f2fs_slab *s)
 {
 	while (s) {
 		struct f2fs_slab *next = s->next;
 
-		pool_unpoison(s, SLAB_BYTES);
-		f2fs_plat_unmap_anon(s, SLAB_BYTES);
+		slab_release(pool, s);
 		s = next;
 	}
 }
@@ -280,7 +353,7 @@ void f2fs_block_pool_trim(struct f2fs_block_pool *pool)
 	pthread_mutex_lock(&pool->lock);
 	gone = take_spares(pool, 1);
 	pthread_mutex_unlock(&pool->lock);
-	free_slabs(gone);
+	free_slabs(pool, gone);
 }
 
 /* Every block must have been put back. */
@@ -290,10 +363,9 @@ void f2fs_block_pool_destroy(struct f2fs_block_pool *pool)
 		struct f2fs_slab *s = pool->partial;
 
 		slab_unlink(pool, s);
-		pool_unpoison(s, SLAB_BYTES);
-		f2fs_plat_unmap_anon(s, SLAB_BYTES);
+		slab_release(pool, s);
 	}
-	free_slabs(pool->spare);
+	free_slabs(pool, pool->spare);
 	pool->spare = NULL;
 	pool->nspare = 0;
 	pool->slabs = 0;
@@ -317,7 +389,7 @@ void *f2fs_block_get(struct f2fs_block_pool *pool)
 		void *mem;
 
 		pthread_mutex_unlock(&pool->lock);
-		mem = f2fs_plat_map_anon(SLAB_BYTES);	/* SLAB_BYTES-aligned */
+		mem = slab_acquire(pool);
 		if (!mem)
 			return NULL;
 		s = mem;
@@ -350,6 +422,14 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 		return;
 	s = slab_of(blk);
 	i = (unsigned int)(((uintptr_t)blk - (uintptr_t)s) / F2FS_BLKSIZE);
+	/*
+	 * A pool fed from a slab cache hands its slabs on to another mount:
+	 * zeroed as they came from the system, so that a mount never sees
+	 * what an earlier one left (a fuzzer's inputs stay reproducible).
+	 * Only the blocks used are written, not the slab's 2 MiB.
+	 */
+	if (pool->source)
+		memset(blk, 0, F2FS_BLKSIZE);
 	pool_poison(blk, F2FS_BLKSIZE);
 	pthread_mutex_lock(&pool->lock);
 	if (!s->nfree)
@@ -368,10 +448,8 @@ void f2fs_block_put(struct f2fs_block_pool *pool, void *blk)
 		}
 	}
 	pthread_mutex_unlock(&pool->lock);
-	if (gone) {
-		pool_unpoison(gone, SLAB_BYTES);
-		f2fs_plat_unmap_anon(gone, SLAB_BYTES);
-	}
+	if (gone)
+		slab_release(pool, gone);
 }
 
 static struct f2fs_dev *dev_alloc(const struct f2fs_dev_ops *ops)

@@ -175,6 +175,7 @@ struct f2fs_block_pool {
 	struct f2fs_slab *spare;	/* wholly free slabs kept, through ->next */
 	uint64_t slabs, blocks;		/* slabs held, blocks handed out */
 	uint64_t nspare, keep;		/* spares held, and kept beyond the first */
+	struct f2fs_slab_cache *source;	/* where slabs come from and go back to, or NULL */
 };
 void f2fs_block_pool_init(struct f2fs_block_pool *pool);
 void f2fs_block_pool_destroy(struct f2fs_block_pool *pool);
@@ -220,7 +221,7 @@ struct f2fs_pagecache {
 	uint64_t dirtied, written, dropped;	/* pages, ever */
 	uint64_t wb_inodes, wb_sync, wb_background;	/* inode writebacks, by trigger */
 };
-struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes);
+struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes, struct f2fs_slab_cache *slabs);
 void f2fs_pc_destroy(struct f2fs_pagecache *pc);
 uint64_t f2fs_pc_now_ms(void);
 uint8_t *f2fs_pc_find(const struct f2fs_inode_pages *ip, uint64_t index);
@@ -252,7 +253,7 @@ void f2fs_pc_inodes(struct f2fs_pagecache *pc, uint32_t *inos, uint32_t *n);
 
 /* Bounded LRU cache of 4 KiB node and meta blocks keyed by block address. */
 struct f2fs_cache;
-struct f2fs_cache *f2fs_cache_create(size_t bytes);
+struct f2fs_cache *f2fs_cache_create(size_t bytes, struct f2fs_slab_cache *slabs);
 void f2fs_cache_destroy(struct f2fs_cache *c);
 bool f2fs_cache_lookup(struct f2fs_cache *c, uint32_t blkaddr, void *buf);
 /* Copy len bytes at off of a cached block (a NAT entry, not its block). */

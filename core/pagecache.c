@@ -17,7 +17,7 @@
 
 #include "f2fs.h"
 
-struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes)
+struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes, struct f2fs_slab_cache *slabs)
 {
 	struct f2fs_pagecache *pc = calloc(1, sizeof(*pc));
 
@@ -25,6 +25,7 @@ struct f2fs_pagecache *f2fs_pc_create(uint64_t dirty_bytes)
 		return NULL;
 	pthread_mutex_init(&pc->lock, NULL);
 	f2fs_block_pool_init(&pc->pool);
+	pc->pool.source = slabs;
 	pc->limit = dirty_bytes / F2FS_BLKSIZE;
 	if (pc->limit < 256)
 		pc->limit = 256;	/* one FUSE write always fits */

@@ -253,6 +253,7 @@ static struct f2fs_sb *sb_alloc(const struct f2fs_mount_opts *opts)
 		sb->opts.log_level = F2FS_LOG_INFO;
 	pthread_mutex_init(&sb->icache_lock, NULL);
 	f2fs_block_pool_init(&sb->node_pool);
+	sb->node_pool.source = sb->opts.slabs;
 	pthread_rwlock_init(&sb->evict_lock, NULL);
 	pthread_rwlock_init(&sb->cp_rwsem, NULL);
 	pthread_mutex_init(&sb->rename_lock, NULL);
@@ -279,12 +280,13 @@ static int fill_super(struct f2fs_sb *sb)
 	size_t csize = sb->opts.cache_size ? sb->opts.cache_size : F2FS_DEFAULT_CACHE_SIZE;
 	int err;
 
-	sb->cache = f2fs_cache_create(csize);
+	sb->cache = f2fs_cache_create(csize, sb->opts.slabs);
 	if (!sb->cache)
 		return -ENOMEM;
 	if (sb->opts.writeback) {
 		sb->pc = f2fs_pc_create(sb->opts.dirty_bytes ? sb->opts.dirty_bytes
-							     : F2FS_DEFAULT_DIRTY_BYTES);
+							     : F2FS_DEFAULT_DIRTY_BYTES,
+					sb->opts.slabs);
 		if (!sb->pc)
 			return -ENOMEM;
 	}

@@ -21,6 +21,12 @@ static struct fuzz_seed seeds[MAX_SEEDS];
 static int nseeds;
 static uint32_t touched[MAX_TOUCHED];
 static int ntouched;
+static struct f2fs_slab_cache *slabs;
+
+struct f2fs_slab_cache *fuzz_slabs(void)
+{
+	return slabs;
+}
 
 const struct fuzz_walk_limits fuzz_walk_default = {
 	.max_depth = 16, .max_entries = 2000, .max_dirs = 256, .max_lookups_per_dir = 64,
@@ -127,6 +133,9 @@ void fuzz_load_seeds(const char *target)
 	 */
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	/* a mount's three pools and the pages of the walk's files */
+	if (!slabs)
+		slabs = f2fs_slab_cache_new(8);
 	list = strdup(env);
 	for (char *p = strtok_r(list, ":", &save); p && nseeds < MAX_SEEDS;
 	     p = strtok_r(NULL, ":", &save))
@@ -136,7 +145,8 @@ void fuzz_load_seeds(const char *target)
 
 void fuzz_crash_seeds(const char *target, void (*workload)(struct f2fs_sb *sb))
 {
-	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG };
+	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG,
+					.slabs = slabs };
 
 	for (int i = 0; i < nseeds; i++) {
 		struct fuzz_seed *s = &seeds[i];
@@ -473,7 +483,7 @@ void fuzz_rw_cycle(const char *target, struct fuzz_seed *s, const uint8_t *data,
 		   void (*body)(struct f2fs_sb *sb, bool writable, bool pristine))
 {
 	struct f2fs_mount_opts opts = { .log = fuzz_quiet_log, .log_level = F2FS_LOG_DEBUG,
-					.cache_size = 1u << 20 };
+					.cache_size = 1u << 20, .slabs = slabs };
 	bool pristine = size <= 1, clean;
 	struct f2fs_dev *dev;
 	struct f2fs_sb *sb = NULL;

@@ -60,6 +60,12 @@ struct fuzz_seed *fuzz_prepare(const uint8_t *data, size_t size);
 void fuzz_crash_seeds(const char *target, void (*workload)(struct f2fs_sb *sb));
 /* Messages of the mounts go nowhere (the walk provokes thousands). */
 void fuzz_quiet_log(void *arg, enum f2fs_log_level lvl, const char *msg);
+/*
+ * The slabs every mount of this process shares (fuzz_load_seeds makes
+ * them): a mount per input would otherwise map and zero 2 MiB per block
+ * pool, a quarter of the read-write target's time.
+ */
+struct f2fs_slab_cache *fuzz_slabs(void);
 
 /* Limits of one walk: keeps one input's cost bounded whatever the image claims. */
 struct fuzz_walk_limits {

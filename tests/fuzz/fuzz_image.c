@@ -27,7 +27,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct f2fs_mount_opts opts = { .readonly = true, .log = fuzz_quiet_log,
-					.log_level = F2FS_LOG_DEBUG, .cache_size = 1u << 20 };
+					.log_level = F2FS_LOG_DEBUG, .cache_size = 1u << 20,
+					.slabs = fuzz_slabs() };
 	struct fuzz_seed *s = fuzz_prepare(data, size);
 	struct f2fs_dev *dev;
 	struct f2fs_sb *sb = NULL;

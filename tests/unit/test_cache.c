@@ -16,7 +16,7 @@ static void fill(uint8_t *b, uint32_t addr)
 int main(void)
 {
 	/* 16 shards of 4 blocks: the smallest cache there is */
-	struct f2fs_cache *c = f2fs_cache_create(1);
+	struct f2fs_cache *c = f2fs_cache_create(1, NULL);
 	uint8_t blk[F2FS_BLKSIZE], want[F2FS_BLKSIZE], part[64];
 
 	CHECK(c != NULL, "cache");

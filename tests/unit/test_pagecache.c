@@ -15,7 +15,7 @@ static void fill(uint8_t *p, uint64_t index)
 
 int main(void)
 {
-	struct f2fs_pagecache *pc = f2fs_pc_create(1u << 20);
+	struct f2fs_pagecache *pc = f2fs_pc_create(1u << 20, NULL);
 	struct f2fs_inode_pages *a = NULL, *b = NULL, *ip;
 	static const uint64_t order[] = { 5, 1, 9, 2, 7, 3, 100, 0, 8 };
 	uint8_t *buf = malloc(12 * F2FS_BLKSIZE);

@@ -17,6 +17,9 @@
  *    asked, at least its minimum; one put back is handed out again for a
  *    request it fits; one larger than the maximum is not kept; with every
  *    slot taken, a larger buffer replaces the smallest kept one.
+ * 6. A slab cache shared by pools (mount after mount, as the fuzzers do):
+ *    the slabs a destroyed pool held serve the next pool, zeroed as from
+ *    the system, and the cache keeps no more than its maximum.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -75,6 +78,49 @@ static void test_slabs(void)
 	f2fs_block_put(&pool, b[0]);
 	f2fs_block_put(&pool, NULL);	/* a no-op, as free(NULL) */
 	f2fs_block_pool_destroy(&pool);
+}
+
+static void test_slab_cache(void)
+{
+	struct f2fs_slab_cache *c = f2fs_slab_cache_new(2);
+	struct f2fs_block_pool pool;
+	static uint8_t *b[1100];
+	uintptr_t slab0[3] = { 0 };
+	bool zero = true;
+
+	CHECK(c != NULL, "slab cache");
+	if (!c)
+		return;
+	for (int round = 0; round < 2; round++) {
+		f2fs_block_pool_init(&pool);
+		pool.source = c;
+		for (uint32_t i = 0; i < 1100; i++) {
+			b[i] = f2fs_block_get(&pool);
+			CHECK(b[i] != NULL, "round %d block %u", round, i);
+			if (!b[i])
+				return;
+			for (size_t j = 0; round && j < F2FS_BLKSIZE; j++)
+				zero = zero && !b[i][j];
+			fill(b[i], i + 1);
+		}
+		CHECK_EQ_U64(pool.slabs, 3, "slabs after 1100 blocks");
+		if (round) {
+			/* two of the three went to the cache (its maximum), the last was unmapped */
+			int again = 0;
+
+			for (int k = 0; k < 3; k++)
+				for (int m = 0; m < 3; m++)
+					again += (uintptr_t)b[k * 511] >> 21 == slab0[m];
+			CHECK(again >= 2, "slabs of the first pool serve the second: %d", again);
+		}
+		for (int k = 0; k < 3; k++)
+			slab0[k] = (uintptr_t)b[k * 511] >> 21;
+		for (uint32_t i = 0; i < 1100; i++)
+			f2fs_block_put(&pool, b[i]);
+		f2fs_block_pool_destroy(&pool);
+	}
+	CHECK(zero, "blocks from the cache read as zeros, as fresh ones do");
+	f2fs_slab_cache_free(c);
 }
 
 #define MODEL_MAX 2000
@@ -226,5 +272,6 @@ int main(void)
 	test_slabs();
 	test_model();
 	test_threads();
+	test_slab_cache();
 	return check_done("test_pool");
 }
