@@ -191,6 +191,48 @@ out:
 	free(data);
 }
 
+/*
+ * A mount after a checkpoint that was not an unmount (a crash) has no node
+ * summaries in the pack: they come back from the footers of the node blocks
+ * the SIT marks valid in each current node segment, the same entries the
+ * mount that wrote them kept.
+ */
+static void restored_node_summaries(struct rwimage *im)
+{
+	struct rwimage c;
+	char name[32];
+
+	for (int i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "node-sum-%d", i);
+		rw_create(im, name);
+	}
+	CHECK(f2fs_sync_fs(im->sb, false) == 0, "checkpoint, not an unmount");
+	if (!rw_copy(im, &c))
+		return;
+	CHECK(!f2fs_cp_flag(c.sb, CP_UMOUNT_FLAG), "the copy's checkpoint is not an unmount's");
+	for (int t = CURSEG_HOT_NODE; t < NR_CURSEG_TYPE; t++) {
+		const struct f2fs_curseg *was = &im->sb->curseg[t], *now = &c.sb->curseg[t];
+		const uint8_t *map = seg(c.sb, now->segno)->cur_valid_map;
+		uint32_t valid = 0, wrong = 0;
+
+		CHECK(now->segno == was->segno, "log %d: the same segment", t);
+		for (uint32_t b = 0; b < c.sb->blocks_per_seg; b++) {
+			uint32_t nid = get_le32(now->sum + b * SUMMARY_SIZE);
+
+			if (!f2fs_test_bit(b, map)) {
+				wrong += nid != 0;
+				continue;
+			}
+			valid++;
+			wrong += nid != get_le32(was->sum + b * SUMMARY_SIZE);
+		}
+		CHECK(wrong == 0, "log %d: %u restored summaries differ (%u valid blocks)", t, wrong, valid);
+		if (t == CURSEG_WARM_NODE)
+			CHECK(valid >= 20, "log %d: the new inodes are there (%u)", t, valid);
+	}
+	rw_free(&c);
+}
+
 int main(void)
 {
 	struct rwimage im;
@@ -202,6 +244,7 @@ int main(void)
 	double_free(&im);
 	run_allocation(&im);
 	file_blocks(&im);
+	restored_node_summaries(&im);
 	rw_done(&im);
 	return check_done("test_segment");
 }
