@@ -654,15 +654,20 @@ struct f2fs_nm_info {
 	struct f2fs_nat_cache_entry **hash;
 	uint32_t hash_size;		/* power of two */
 	uint32_t nr_entries, nr_dirty;
-	uint8_t *free_nids;		/* bitmap, 1 = allocatable */
+	uint8_t *free_nids;		/* bitmap, 1 = allocatable (scanned blocks only) */
 	uint32_t nr_free_nids;
-	uint32_t next_free_nid;		/* scan hint */
+	uint32_t next_free_nid;		/* allocation hint */
+	uint8_t *scanned;		/* NAT blocks whose nids the map holds */
+	uint32_t nat_blocks, nr_unscanned, next_scan;
+	uint8_t *scan_buf;
 	uint32_t valid_node_count, valid_inode_count;
 };
 
 int f2fs_build_node_manager(struct f2fs_sb *sb);
 void f2fs_destroy_node_manager(struct f2fs_sb *sb);
 int f2fs_alloc_nid(struct f2fs_sb *sb, uint32_t *nid);
+/* Add the nids of the NAT blocks from nid's on (a batch) to the free map. */
+int f2fs_build_free_nids(struct f2fs_sb *sb, uint32_t nid);
 /* Give back a nid that was allocated but never used for a node. */
 void f2fs_alloc_nid_failed(struct f2fs_sb *sb, uint32_t nid);
 /* Record that node nid (of inode ino) now lives at blkaddr (NULL_ADDR: removed). */

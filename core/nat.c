@@ -212,21 +212,29 @@ static void set_nid_range_free(struct f2fs_nm_info *nm, uint32_t lo, uint32_t hi
 		set_nid_free(nm, lo, true);
 }
 
-/* Build the free nid bitmap from every NAT block, then the journal. */
-#define NAT_SCAN_CHUNK 256	/* NAT blocks read per batch at mount (1 MiB) */
+/*
+ * The free nid map is built as the kernel's build_free_nids builds its
+ * list: a batch of NAT blocks at a time, when allocation runs out of known
+ * free nids (or recovery claims a nid), not at mount.  A 512 GiB device has
+ * 25,600 NAT blocks (100 MiB) that a writable mount would otherwise read
+ * before its first write.  Only scanned blocks have bits; nr_free_nids
+ * counts those.
+ */
+#define NAT_SCAN_BATCH 64	/* NAT blocks scanned at once (256 KiB) */
 
 /*
  * NAT blocks first..first+n (block numbers of the table) into buf: the
- * valid copy of each, neighbours in one request, several in flight.  A
- * large device's NAT is tens of thousands of blocks, read once at mount.
+ * valid copy of each, neighbours in one request, several in flight.
  */
 static int read_nat_chunk(struct f2fs_sb *sb, uint32_t first, uint32_t n, uint8_t *buf)
 {
-	struct f2fs_bio bios[NAT_SCAN_CHUNK];
-	struct iovec iov[NAT_SCAN_CHUNK];
-	int errs[NAT_SCAN_CHUNK];
+	struct f2fs_bio bios[NAT_SCAN_BATCH];
+	struct iovec iov[NAT_SCAN_BATCH];
+	int errs[NAT_SCAN_BATCH];
 	uint32_t nb = 0;
 
+	if (!n || n > NAT_SCAN_BATCH)
+		return -EINVAL;
 	for (uint32_t k = 0; k < n;) {
 		uint32_t addr = nat_block_addr(sb, (first + k) * NAT_ENTRY_PER_BLOCK), len = 1;
 
@@ -246,82 +254,131 @@ static int read_nat_chunk(struct f2fs_sb *sb, uint32_t first, uint32_t n, uint8_
 	return 0;
 }
 
+static inline bool nat_block_scanned(const struct f2fs_nm_info *nm, uint32_t b)
+{
+	return nm->scanned[b >> 3] & (1u << (b & 7));
+}
+
+/*
+ * The free bits of NAT block b from its entries as read (blk), then the
+ * journal's, then the NAT cache's, each overriding the last: a cached entry
+ * is the nid's state since the mount (a dirty one is not free, a removed
+ * node's nid included, until a checkpoint writes it).  Caller holds nm->lock.
+ */
+static void scan_nat_block(struct f2fs_sb *sb, uint32_t b, const uint8_t *blk)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+	const uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
+	uint32_t lo = F2FS_MAX(b * NAT_ENTRY_PER_BLOCK, sb->root_ino);
+	uint32_t hi = F2FS_MIN((b + 1) * NAT_ENTRY_PER_BLOCK, sb->max_nid);
+
+	nm->scanned[b >> 3] |= (uint8_t)(1u << (b & 7));
+	nm->nr_unscanned--;
+	if (lo >= hi)
+		return;
+	/* most of a NAT is never used and reads as zeros: its nids are free */
+	if (blk[0] == 0 && !memcmp(blk, blk + 1, F2FS_BLKSIZE - 1)) {
+		set_nid_range_free(nm, lo, hi);
+	} else {
+		for (uint32_t nid = lo; nid < hi; nid++) {
+			const uint8_t *e = blk + (nid % NAT_ENTRY_PER_BLOCK) * NAT_ENTRY_SIZE;
+
+			set_nid_free(nm, nid, get_le32(e + NAT_E_BLOCK_ADDR) == NULL_ADDR);
+		}
+	}
+	for (uint16_t i = 0; i < get_le16(j); i++) {	/* bounded at mount */
+		const uint8_t *e = j + 2 + i * NAT_JOURNAL_ENTRY_SIZE;
+		uint32_t nid = get_le32(e);
+
+		if (nid >= lo && nid < hi)
+			set_nid_free(nm, nid, get_le32(e + 4 + NAT_E_BLOCK_ADDR) == NULL_ADDR);
+	}
+	for (uint32_t nid = lo; nm->nr_entries && nid < hi; nid++) {
+		const struct f2fs_nat_cache_entry *ce = nat_cache_find(nm, nid);
+
+		if (ce)
+			set_nid_free(nm, nid, !ce->dirty && ce->blkaddr == NULL_ADDR);
+	}
+}
+
+/* Scan the unscanned NAT blocks among the batch that starts at block first. */
+static int scan_nat_batch(struct f2fs_sb *sb, uint32_t first)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+	uint32_t end = F2FS_MIN(first + NAT_SCAN_BATCH, nm->nat_blocks);
+	int err = 0;
+
+	for (uint32_t b = first; b < end && !err;) {
+		uint32_t n = 0;
+
+		if (nat_block_scanned(nm, b)) {
+			b++;
+			continue;
+		}
+		while (b + n < end && !nat_block_scanned(nm, b + n))
+			n++;
+		if (!nm->scan_buf)
+			nm->scan_buf = f2fs_alloc_blocks(NAT_SCAN_BATCH);
+		if (!nm->scan_buf)
+			return -ENOMEM;
+		err = read_nat_chunk(sb, b, n, nm->scan_buf);
+		for (uint32_t k = 0; k < n && !err; k++)
+			scan_nat_block(sb, b + k, nm->scan_buf + (size_t)k * F2FS_BLKSIZE);
+		b += n;
+	}
+	return err;
+}
+
+int f2fs_build_free_nids(struct f2fs_sb *sb, uint32_t nid)
+{
+	int err;
+
+	if (nid >= sb->max_nid)
+		return -EINVAL;
+	pthread_mutex_lock(&sb->nm->lock);
+	err = scan_nat_batch(sb, nid / NAT_ENTRY_PER_BLOCK);
+	pthread_mutex_unlock(&sb->nm->lock);
+	return err;
+}
+
+/* The writable NAT's state; the free nid map starts empty (see above). */
 int f2fs_build_node_manager(struct f2fs_sb *sb)
 {
 	const uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
 	uint32_t nat_blocks = (sb->segment_count_nat / 2) << sb->log_blocks_per_seg;
 	struct f2fs_nm_info *nm;
-	uint8_t *chunk, *blk;
-	int err = 0;
 
 	if (sb->nm)
 		return 0;
+	for (uint16_t i = 0; i < get_le16(j); i++) {
+		uint32_t nid = get_le32(j + 2 + i * NAT_JOURNAL_ENTRY_SIZE);
+
+		if (nid < sb->root_ino || nid >= sb->max_nid)
+			return f2fs_corrupted(sb, "NAT journal: nid %u out of range", nid);
+	}
 	nm = calloc(1, sizeof(*nm));
-	chunk = f2fs_alloc_blocks(NAT_SCAN_CHUNK);
-	if (!nm || !chunk)
-		goto nomem;
+	if (!nm)
+		return -ENOMEM;
 	nm->hash_size = 1024;
 	nm->hash = calloc(nm->hash_size, sizeof(*nm->hash));
 	nm->free_nids = calloc(sb->max_nid / 8 + 1, 1);
-	if (!nm->hash || !nm->free_nids)
-		goto nomem;
+	nm->nat_blocks = F2FS_MIN(nat_blocks, (sb->max_nid + NAT_ENTRY_PER_BLOCK - 1) /
+						 NAT_ENTRY_PER_BLOCK);
+	nm->scanned = calloc(nm->nat_blocks / 8 + 1, 1);
+	if (!nm->hash || !nm->free_nids || !nm->scanned) {
+		free(nm->hash);
+		free(nm->free_nids);
+		free(nm->scanned);
+		free(nm);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&nm->lock, NULL);
-	for (uint32_t b = 0; b < nat_blocks; b++) {
-		if (b % NAT_SCAN_CHUNK == 0) {
-			err = read_nat_chunk(sb, b, F2FS_MIN(nat_blocks - b, (uint32_t)NAT_SCAN_CHUNK),
-					     chunk);
-			if (err)
-				goto fail;
-		}
-		blk = chunk + (size_t)(b % NAT_SCAN_CHUNK) * F2FS_BLKSIZE;
-		/*
-		 * Most of a NAT is never used and reads as zeros: such a block's
-		 * nids are all free, and setting them a byte at a time keeps a
-		 * writable mount of a large device from spending its time here.
-		 */
-		if (blk[0] == 0 && !memcmp(blk, blk + 1, F2FS_BLKSIZE - 1)) {
-			uint32_t lo = F2FS_MAX(b * NAT_ENTRY_PER_BLOCK, sb->root_ino);
-			uint32_t hi = F2FS_MIN((b + 1) * NAT_ENTRY_PER_BLOCK, sb->max_nid);
-
-			if (lo < hi)
-				set_nid_range_free(nm, lo, hi);
-			continue;
-		}
-		for (uint32_t i = 0; i < NAT_ENTRY_PER_BLOCK; i++) {
-			uint32_t nid = b * NAT_ENTRY_PER_BLOCK + i;
-
-			if (nid < sb->root_ino || nid >= sb->max_nid)
-				continue;
-			if (get_le32(blk + i * NAT_ENTRY_SIZE + NAT_E_BLOCK_ADDR) == NULL_ADDR)
-				set_nid_free(nm, nid, true);
-		}
-	}
-	for (uint16_t i = 0; i < get_le16(j); i++) {
-		const uint8_t *e = j + 2 + i * NAT_JOURNAL_ENTRY_SIZE;
-		uint32_t nid = get_le32(e);
-
-		if (nid < sb->root_ino || nid >= sb->max_nid) {
-			err = f2fs_corrupted(sb, "NAT journal: nid %u out of range", nid);
-			goto fail;
-		}
-		set_nid_free(nm, nid, get_le32(e + 4 + NAT_E_BLOCK_ADDR) == NULL_ADDR);
-	}
+	nm->nr_unscanned = nm->nat_blocks;
 	nm->valid_node_count = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
 	nm->valid_inode_count = get_le32(sb->ckpt + CP_VALID_INODE_COUNT);
 	nm->next_free_nid = sb->root_ino;
-	free(chunk);
 	sb->nm = nm;
 	return 0;
-nomem:
-	err = -ENOMEM;
-fail:
-	if (nm) {
-		free(nm->hash);
-		free(nm->free_nids);
-		free(nm);
-	}
-	free(chunk);
-	return err;
 }
 
 void f2fs_destroy_node_manager(struct f2fs_sb *sb)
@@ -343,28 +400,51 @@ void f2fs_destroy_node_manager(struct f2fs_sb *sb)
 	pthread_mutex_destroy(&nm->lock);
 	free(nm->hash);
 	free(nm->free_nids);
+	free(nm->scanned);
+	free(nm->scan_buf);
 	free(nm);
 	sb->nm = NULL;
+}
+
+/* The first free nid at or after from in the map, or UINT32_MAX: a byte at a time. */
+static uint32_t next_free_bit(const struct f2fs_nm_info *nm, uint32_t from, uint32_t max)
+{
+	for (uint32_t nid = from; nid < max;) {
+		if (!(nid & 7) && !nm->free_nids[nid >> 3]) {
+			nid += 8;
+			continue;
+		}
+		if (nid_free(nm, nid))
+			return nid;
+		nid++;
+	}
+	return UINT32_MAX;
 }
 
 int f2fs_alloc_nid(struct f2fs_sb *sb, uint32_t *out)
 {
 	struct f2fs_nm_info *nm = sb->nm;
 	uint32_t start, nid;
+	int err = 0;
 
 	pthread_mutex_lock(&nm->lock);
-	if (!nm->nr_free_nids) {
+	/* no known free nid: scan on from where the last scan stopped */
+	while (!nm->nr_free_nids && nm->nr_unscanned && !err) {
+		uint32_t b = nm->next_scan < nm->nat_blocks ? nm->next_scan : 0;
+
+		while (nat_block_scanned(nm, b))
+			b = b + 1 < nm->nat_blocks ? b + 1 : 0;
+		err = scan_nat_batch(sb, b);
+		nm->next_scan = b + NAT_SCAN_BATCH;
+	}
+	if (err || !nm->nr_free_nids) {
 		pthread_mutex_unlock(&nm->lock);
-		return -ENOSPC;
+		return err ? err : -ENOSPC;
 	}
 	start = nm->next_free_nid < sb->max_nid ? nm->next_free_nid : sb->root_ino;
-	nid = start;
-	do {
-		if (nid_free(nm, nid))
-			break;
-		if (++nid >= sb->max_nid)
-			nid = sb->root_ino;
-	} while (nid != start);
+	nid = next_free_bit(nm, start, sb->max_nid);
+	if (nid == UINT32_MAX)
+		nid = next_free_bit(nm, sb->root_ino, start);
 	set_nid_free(nm, nid, false);
 	nm->next_free_nid = nid + 1;
 	pthread_mutex_unlock(&nm->lock);
@@ -569,16 +649,20 @@ int f2fs_flush_nat_entries(struct f2fs_sb *sb, uint8_t *new_nat_bitmap, uint32_t
 	/* entries are now on disk: freed nids may be reused, clean ones dropped */
 	for (uint32_t i = 0; i < nr; i++) {
 		list[i]->dirty = false;
-		if (list[i]->blkaddr == NULL_ADDR)
+		/* a block not scanned yet learns it from this entry when it is */
+		if (list[i]->blkaddr == NULL_ADDR &&
+		    nat_block_scanned(nm, list[i]->nid / NAT_ENTRY_PER_BLOCK))
 			set_nid_free(nm, list[i]->nid, true);
 	}
 	nm->nr_dirty = 0;
-	*next_free = sb->root_ino;
-	for (uint32_t nid = sb->root_ino; nid < sb->max_nid; nid++) {
-		if (nid_free(nm, nid)) {
-			*next_free = nid;
-			break;
-		}
+	*next_free = next_free_bit(nm, sb->root_ino, sb->max_nid);
+	if (*next_free == UINT32_MAX) {
+		uint32_t b = 0;
+
+		while (b < nm->nat_blocks && nat_block_scanned(nm, b))
+			b++;
+		*next_free = b < nm->nat_blocks ? F2FS_MAX(b * NAT_ENTRY_PER_BLOCK, sb->root_ino)
+						 : sb->root_ino;
 	}
 out:
 	pthread_mutex_unlock(&nm->lock);
@@ -603,10 +687,14 @@ int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid)
 {
 	int err = 0;
 
+	if (nid < sb->root_ino || nid >= sb->max_nid)
+		return -EEXIST;
 	pthread_mutex_lock(&sb->nm->lock);
-	if (nid < sb->root_ino || nid >= sb->max_nid || !nid_free(sb->nm, nid))
+	if (!nat_block_scanned(sb->nm, nid / NAT_ENTRY_PER_BLOCK))
+		err = scan_nat_batch(sb, nid / NAT_ENTRY_PER_BLOCK);
+	if (!err && !nid_free(sb->nm, nid))
 		err = -EEXIST;
-	else
+	else if (!err)
 		set_nid_free(sb->nm, nid, false);
 	pthread_mutex_unlock(&sb->nm->lock);
 	return err;

@@ -47,6 +47,12 @@ static void free_map(struct f2fs_sb *sb)
 {
 	uint32_t bits = 0, wrong = 0;
 
+	CHECK_EQ_U64(sb->nm->nr_unscanned, sb->nm->nat_blocks,
+		     "a mount reads no NAT block for the free nid map");
+	for (uint32_t nid = 0; nid < sb->max_nid; nid += NAT_ENTRY_PER_BLOCK)
+		CHECK(f2fs_build_free_nids(sb, nid) == 0, "scan from nid %u", nid);
+	CHECK_EQ_U64(sb->nm->nr_unscanned, 0, "every NAT block scanned");
+
 	for (uint32_t nid = 0; nid < sb->max_nid; nid++) {
 		bool is_free = nid_is_free(sb, nid);
 		struct f2fs_node_info ni = { 0 };
@@ -71,9 +77,12 @@ static void cache_updates(const struct rwimage *im)
 
 	if (!rw_copy(im, &c))
 		return;
-	nfree = c.sb->nm->nr_free_nids;
 	CHECK(f2fs_alloc_nid(c.sb, &nid) == 0, "alloc nid");
-	CHECK(!nid_is_free(c.sb, nid) && c.sb->nm->nr_free_nids == nfree - 1, "nid %u taken", nid);
+	CHECK(c.sb->nm->nr_unscanned > 0 && c.sb->nm->nr_unscanned < c.sb->nm->nat_blocks,
+	      "the first allocation scanned a batch of NAT blocks, not all %u",
+	      c.sb->nm->nat_blocks);
+	nfree = c.sb->nm->nr_free_nids + 1;
+	CHECK(!nid_is_free(c.sb, nid), "nid %u taken", nid);
 	CHECK_EQ_U64(info(c.sb, nid).blkaddr, NULL_ADDR, "a free nid has no block");
 	CHECK(f2fs_alloc_nid(c.sb, &other) == 0 && other != nid, "a second nid differs");
 	f2fs_alloc_nid_failed(c.sb, other);
@@ -93,6 +102,35 @@ static void cache_updates(const struct rwimage *im)
 	CHECK_EQ_U64(info(c.sb, nid).version, 1,
 		     "removed after it had a block: the version moves on, stale summaries fail");
 	CHECK(!nid_is_free(c.sb, nid), "a removed nid stays taken until the checkpoint");
+	rw_free(&c);
+}
+
+/*
+ * A NAT block scanned after its nids changed in memory: a nid given a node
+ * and one whose node was removed since the checkpoint are not free, however
+ * the block on disk reads; the checkpoint frees the removed one.
+ */
+static void late_scan(const struct rwimage *im)
+{
+	struct rwimage c;
+	uint32_t taken, removed, last;
+
+	if (!rw_copy(im, &c))
+		return;
+	last = c.sb->nm->nat_blocks - 1;
+	taken = F2FS_MAX(last * NAT_ENTRY_PER_BLOCK, c.sb->root_ino) + 3;
+	removed = taken + 1;
+	CHECK(taken + 2 < c.sb->max_nid && !(c.sb->nm->scanned[last >> 3] & (1u << (last & 7))),
+	      "the last NAT block (nids from %u) is not scanned yet", taken);
+	f2fs_set_node_addr(c.sb, taken, taken, NEW_ADDR);
+	f2fs_set_node_addr(c.sb, removed, removed, NEW_ADDR);
+	f2fs_set_node_addr(c.sb, removed, removed, NULL_ADDR);
+	CHECK(f2fs_build_free_nids(c.sb, taken) == 0, "scan the last block");
+	CHECK(!nid_is_free(c.sb, taken) && !nid_is_free(c.sb, removed) &&
+	      nid_is_free(c.sb, removed + 1), "the changed nids are taken, their neighbour free");
+	f2fs_set_node_addr(c.sb, taken, taken, NULL_ADDR);
+	CHECK(f2fs_sync_fs(c.sb, false) == 0, "checkpoint");
+	CHECK(nid_is_free(c.sb, taken) && nid_is_free(c.sb, removed), "free after the checkpoint");
 	rw_free(&c);
 }
 
@@ -149,6 +187,8 @@ static void checkpointed_entries(struct rwimage *im)
 		      ino[i], ni.blkaddr, addr[i]);
 	}
 	CHECK(f2fs_nat_checkpointed(im->sb, ino[0]), "the NAT on disk has it");
+	CHECK(f2fs_build_free_nids(im->sb, ino[0]) == 0 && !nid_is_free(im->sb, ino[0]),
+	      "scanned, its nid is taken");
 
 	/* unlinked: its nid comes back only with the next checkpoint */
 	CHECK(f2fs_unlink(im->sb, f2fs_root_ino(im->sb), "many-0", 6) == 0, "unlink");
@@ -200,6 +240,7 @@ int main(void)
 		return check_done("test_nat");
 	free_map(im.sb);
 	cache_updates(&im);
+	late_scan(&im);
 	checkpointed_entries(&im);
 	stale_parent_hint(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
