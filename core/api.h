@@ -656,12 +656,16 @@ int f2fs_compress_ioctl(struct f2fs_sb *sb, uint32_t ino, enum f2fs_compress_ioc
  * 0), in place of the smallest kept one when all slots are taken, or
  * frees it.  huge: buffers are mappings of their own, 2 MiB-aligned and
  * huge-page backed where the OS can (f2fs_plat_map_anon), set before use.
+ * source (set before use, with min_blocks and max_blocks of 512): buffers
+ * are 2 MiB mappings taken from and given back to a process's slab cache,
+ * so that mount after mount reuses them.
  */
 #define F2FS_STASH_SLOTS 8
 struct f2fs_buf_stash {
 	pthread_mutex_t lock;
 	uint32_t min_blocks, max_blocks;
 	bool huge;
+	struct f2fs_slab_cache *source;
 	unsigned int nr;
 	struct { void *buf; size_t blocks; } slot[F2FS_STASH_SLOTS];
 };

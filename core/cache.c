@@ -80,6 +80,7 @@ struct f2fs_cache *f2fs_cache_create(size_t bytes, struct f2fs_slab_cache *slabs
 		per_shard = 4;
 	f2fs_block_pool_init(&c->pool);
 	c->pool.source = slabs;
+	c->ra_bufs.source = slabs;
 	f2fs_block_pool_keep(&c->pool, (uint64_t)per_shard * CACHE_SHARDS);
 	for (int i = 0; i < CACHE_SHARDS; i++) {
 		struct cache_shard *s = &c->shard[i];

@@ -78,7 +78,18 @@ void *f2fs_alloc_blocks(size_t nr)
 	return p;
 }
 
+/*
+ * 2 MiB, so that the platform can back a slab with one huge page: a pool
+ * filling up (the inodes of a cold walk, a burst of dirty pages) takes a
+ * fault per slab instead of one per block.
+ */
+#define SLAB_BLOCKS	512
+#define SLAB_BYTES	((size_t)SLAB_BLOCKS * F2FS_BLKSIZE)
+
 /* ---- the buffer stash ---- */
+
+static void *source_buf_take(struct f2fs_slab_cache *c);
+static bool source_buf_give(struct f2fs_slab_cache *c, void *buf);
 
 int f2fs_stash_init(struct f2fs_buf_stash *s, uint32_t min_blocks, uint32_t max_blocks)
 {
@@ -90,7 +101,9 @@ int f2fs_stash_init(struct f2fs_buf_stash *s, uint32_t min_blocks, uint32_t max_
 
 static void stash_free(const struct f2fs_buf_stash *s, void *buf, size_t blocks)
 {
-	if (s->huge)
+	if (s->source && blocks == SLAB_BLOCKS && source_buf_give(s->source, buf))
+		return;
+	if (s->huge || s->source)
 		f2fs_plat_unmap_anon(buf, blocks * F2FS_BLKSIZE);
 	else
 		free(buf);
@@ -122,7 +135,10 @@ void *f2fs_stash_get(struct f2fs_buf_stash *s, size_t nr, size_t *got)
 	if (buf)
 		return buf;
 	*got = nr > s->min_blocks ? nr : s->min_blocks;
-	buf = s->huge ? f2fs_plat_map_anon(*got * F2FS_BLKSIZE) : f2fs_alloc_blocks(*got);
+	if (s->source && *got == SLAB_BLOCKS && (buf = source_buf_take(s->source)))
+		return buf;
+	buf = s->huge || s->source ? f2fs_plat_map_anon(*got * F2FS_BLKSIZE)
+				   : f2fs_alloc_blocks(*got);
 	if (!buf)
 		*got = 0;
 	return buf;
@@ -184,13 +200,6 @@ void f2fs_stash_put(struct f2fs_buf_stash *s, void *buf, size_t blocks)
 #define pool_unpoison(p, n)	((void)(p), (void)(n))
 #endif
 
-/*
- * 2 MiB, so that the platform can back a slab with one huge page: a pool
- * filling up (the inodes of a cold walk, a burst of dirty pages) takes a
- * fault per slab instead of one per block.
- */
-#define SLAB_BLOCKS	512
-#define SLAB_BYTES	((size_t)SLAB_BLOCKS * F2FS_BLKSIZE)
 #define SLAB_WORDS	(SLAB_BLOCKS / 64)
 #define SLAB_ALL_FREE	(SLAB_BLOCKS - 1)	/* block 0 holds the header */
 
@@ -210,7 +219,34 @@ struct f2fs_slab_cache {
 	pthread_mutex_t lock;
 	struct f2fs_slab *list;		/* through ->next */
 	unsigned int nr, max;
+	void *bufs[4];			/* stash buffers of a slab's size, any contents */
+	unsigned int nr_bufs;
 };
+
+static void *source_buf_take(struct f2fs_slab_cache *c)
+{
+	void *buf = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->nr_bufs)
+		buf = c->bufs[--c->nr_bufs];
+	pthread_mutex_unlock(&c->lock);
+	return buf;
+}
+
+/* Only the slab-sized mappings of a stash with a source come back here. */
+static bool source_buf_give(struct f2fs_slab_cache *c, void *buf)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->nr_bufs < sizeof(c->bufs) / sizeof(c->bufs[0])) {
+		c->bufs[c->nr_bufs++] = buf;
+		kept = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return kept;
+}
 
 struct f2fs_slab_cache *f2fs_slab_cache_new(unsigned int max_slabs)
 {
@@ -234,6 +270,8 @@ void f2fs_slab_cache_free(struct f2fs_slab_cache *c)
 		pool_unpoison(s, SLAB_BYTES);
 		f2fs_plat_unmap_anon(s, SLAB_BYTES);
 	}
+	while (c->nr_bufs)
+		f2fs_plat_unmap_anon(c->bufs[--c->nr_bufs], SLAB_BYTES);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -123,6 +123,38 @@ static void test_slab_cache(void)
 	f2fs_slab_cache_free(c);
 }
 
+/*
+ * Read-ahead stashes with a slab cache for source (the block cache's, mount
+ * after mount): the 2 MiB buffer one stash gave back is the next one's.
+ */
+static void test_stash_source(void)
+{
+	struct f2fs_slab_cache *c = f2fs_slab_cache_new(2);
+	struct f2fs_buf_stash st;
+	uint8_t *first = NULL, *b;
+	size_t got;
+
+	CHECK(c != NULL, "slab cache");
+	if (!c)
+		return;
+	for (int round = 0; round < 2; round++) {
+		CHECK(f2fs_stash_init(&st, 512, 512) == 0, "stash init");
+		st.source = c;
+		b = f2fs_stash_get(&st, 100, &got);
+		CHECK(b && got == 512 && !((uintptr_t)b % F2FS_BLKSIZE), "a 2 MiB buffer (%zu)", got);
+		if (!b)
+			break;
+		if (round)
+			CHECK(b == first && b[4096 * 511] == 0x5a,
+			      "the second stash has the first one's buffer, as it was left");
+		memset(b, 0x5a, got * F2FS_BLKSIZE);
+		first = b;
+		f2fs_stash_put(&st, b, got);
+		f2fs_stash_destroy(&st);
+	}
+	f2fs_slab_cache_free(c);
+}
+
 #define MODEL_MAX 2000
 
 static void test_model(void)
@@ -269,6 +301,7 @@ static void test_stash(void)
 int main(void)
 {
 	test_stash();
+	test_stash_source();
 	test_slabs();
 	test_model();
 	test_threads();
