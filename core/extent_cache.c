@@ -396,7 +396,11 @@ void f2fs_update_extent_cache(struct f2fs_sb *sb, const struct dnode_of_data *dn
 			i = (i | ((1u << dn->inode->log_cluster_size) - 1)) + 1;
 			continue;
 		}
-		if (a == NULL_ADDR || a == NEW_ADDR || a == COMPRESS_ADDR) {
+		if (a == NULL_ADDR) {
+			i = f2fs_next_used_slot(addrs, i + 1, dn->naddrs);
+			continue;
+		}
+		if (a == NEW_ADDR || a == COMPRESS_ADDR) {
 			i++;
 			continue;
 		}

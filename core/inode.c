@@ -357,13 +357,16 @@ void f2fs_iput(struct f2fs_sb *sb, struct f2fs_inode *inode)
 
 void f2fs_icache_destroy(struct f2fs_sb *sb)
 {
-	for (int b = 0; b < F2FS_ICACHE_BUCKETS; b++) {
+	uint32_t left = sb->nr_cached_inodes;	/* the buckets after the last are empty */
+
+	for (int b = 0; b < F2FS_ICACHE_BUCKETS && left; b++) {
 		struct f2fs_inode *i = sb->icache[b];
 
 		while (i) {
 			struct f2fs_inode *n = i->hnext;
 
 			free_inode(sb, i);
+			left--;
 			i = n;
 		}
 		sb->icache[b] = NULL;

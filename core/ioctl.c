@@ -604,6 +604,7 @@ static void put_cow(struct f2fs_sb *sb, struct f2fs_inode *inode)
 	int err;
 
 	inode->cow = NULL;
+	atomic_fetch_sub(&sb->nr_atomic_writes, 1);
 	inode->atomic_keep = 0;
 	pthread_rwlock_wrlock(&cow->lock);
 	err = f2fs_evict_inode(sb, cow);
@@ -683,6 +684,7 @@ int f2fs_start_atomic_write(struct f2fs_sb *sb, uint32_t ino, bool replace, uint
 		inode->size = 0;
 	cow->size = inode->size;
 	inode->cow = cow;
+	atomic_fetch_add(&sb->nr_atomic_writes, 1);
 	inode->atomic_owner = owner;
 	err = f2fs_mark_inode_dirty(sb, inode);
 out:
@@ -740,7 +742,7 @@ int f2fs_abort_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 
 void f2fs_drop_all_atomic_writes(struct f2fs_sb *sb)
 {
-	for (;;) {
+	while (atomic_load(&sb->nr_atomic_writes)) {
 		struct f2fs_inode *inode;
 		uint32_t ino = 0;
 

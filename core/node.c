@@ -823,29 +823,6 @@ static void free_slot(struct f2fs_sb *sb, struct f2fs_inode *inode, uint8_t *add
 	put_le32(addrs + 4 * i, NULL_ADDR);
 }
 
-/*
- * The first slot in [i, n) of an address array that is not NULL_ADDR, or
- * n.  Truncating a small file walks the inode's ~900 slots, nearly all of
- * them empty: 64 bytes at a time, that is no longer most of an unlink.
- */
-static uint32_t next_used_slot(const uint8_t *addrs, uint32_t i, uint32_t n)
-{
-	for (; i + 16 <= n; i += 16) {
-		const uint8_t *p = addrs + 4 * i;
-		uint64_t a, b, c, d, e, f, g, h;
-
-		memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&d, p + 24, 8);
-		memcpy(&e, p + 32, 8), memcpy(&f, p + 40, 8), memcpy(&g, p + 48, 8);
-		memcpy(&h, p + 56, 8);
-		if (a | b | c | d | e | f | g | h)
-			break;
-	}
-	for (; i < n; i++)
-		if (get_le32(addrs + 4 * i) != NULL_ADDR)
-			return i;
-	return n;
-}
-
 void f2fs_truncate_data_blocks_range(struct f2fs_sb *sb, struct dnode_of_data *dn, uint32_t count)
 {
 	for (uint32_t i = dn->ofs_in_node; i < dn->naddrs && count; i++, count--)
@@ -874,7 +851,7 @@ static int truncate_node(struct f2fs_sb *sb, struct f2fs_inode *inode, uint32_t 
 		uint32_t apb = f2fs_addrs_per_block(inode);
 		uint32_t start = from > first ? (uint32_t)(from - first) : 0;
 
-		for (uint32_t i = start; (i = next_used_slot(blk, i, apb)) < apb; i++) {
+		for (uint32_t i = start; (i = f2fs_next_used_slot(blk, i, apb)) < apb; i++) {
 			free_slot(sb, inode, blk, i, apb);
 			changed = true;
 		}
@@ -925,7 +902,7 @@ int f2fs_truncate_inode_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, uin
 	int err = 0;
 
 	for (uint32_t i = from < inode->addrs_per_inode ? (uint32_t)from : inode->addrs_per_inode;
-	     (i = next_used_slot(addrs, i, inode->addrs_per_inode)) < inode->addrs_per_inode; i++)
+	     (i = f2fs_next_used_slot(addrs, i, inode->addrs_per_inode)) < inode->addrs_per_inode; i++)
 		free_slot(sb, inode, addrs, i, inode->addrs_per_inode);
 	for (int k = 0; k < 5; k++) {
 		uint32_t nid = f2fs_i_nid(inode, k);
