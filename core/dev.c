@@ -625,6 +625,7 @@ static void mem_release(struct f2fs_dev *dev)
 
 static const struct f2fs_dev_ops mem_ops = {
 	.rw = mem_rw, .flush = mem_flush, .discard = mem_discard, .release = mem_release,
+	.in_memory = true,
 };
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out)
@@ -982,10 +983,12 @@ static void *bio_batch_worker(void *arg)
 void f2fs_submit_bios(struct f2fs_dev *dev, const struct f2fs_bio *bios, int *errs, size_t n,
 		      unsigned int depth)
 {
-	struct bio_batch *b = calloc(1, sizeof(*b));
+	struct bio_batch *b = NULL;
 	pthread_attr_t attr;
 	unsigned int nt = 0;
 
+	if (depth > 1 && n > 1 && !dev->ops->in_memory)
+		b = calloc(1, sizeof(*b));
 	if (!b) {
 		for (size_t i = 0; i < n; i++)
 			errs[i] = f2fs_submit_bio(dev, &bios[i]);

@@ -96,6 +96,9 @@ struct f2fs_dev_ops {
 	int (*flush)(struct f2fs_dev *dev);
 	int (*discard)(struct f2fs_dev *dev, uint64_t off, uint64_t len);
 	void (*release)(struct f2fs_dev *dev);
+	/* transfers are memory copies: several in flight gain nothing, so
+	 * f2fs_submit_bios runs them one after the other in the caller */
+	bool in_memory;
 };
 
 /* A device over a caller's backend; priv is the backend's, handed back by f2fs_dev_priv. */

@@ -238,6 +238,7 @@ static void ovl_release(struct f2fs_dev *dev)
 
 static const struct f2fs_dev_ops ovl_ops = {
 	.rw = ovl_rw, .flush = ovl_flush, .discard = ovl_discard, .release = ovl_release,
+	.in_memory = true,
 };
 
 int ovl_open_dev(struct ovl *o, bool readonly, struct f2fs_dev **out)
@@ -310,6 +311,7 @@ static int wlog_flush(struct f2fs_dev *dev)
 
 static const struct f2fs_dev_ops wlog_ops = {
 	.rw = wlog_rw, .flush = wlog_flush, .discard = ovl_discard, .release = ovl_release,
+	.in_memory = true,
 };
 
 int wlog_open_dev(struct wlog *log, uint8_t *mem, size_t len, struct f2fs_dev **out)
