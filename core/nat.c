@@ -410,6 +410,15 @@ void f2fs_destroy_node_manager(struct f2fs_sb *sb)
 static uint32_t next_free_bit(const struct f2fs_nm_info *nm, uint32_t from, uint32_t max)
 {
 	for (uint32_t nid = from; nid < max;) {
+		uint64_t w;
+
+		if (!(nid & 63) && nid + 64 <= max) {
+			memcpy(&w, nm->free_nids + (nid >> 3), 8);
+			if (!w) {
+				nid += 64;
+				continue;
+			}
+		}
 		if (!(nid & 7) && !nm->free_nids[nid >> 3]) {
 			nid += 8;
 			continue;

@@ -1195,7 +1195,7 @@ int f2fs_write_dirty_nodes(struct f2fs_sb *sb)
 		free(wb);
 		return -ENOMEM;
 	}
-	for (int b = 0; b < DIRTY_NODE_BUCKETS; b++)
+	for (int b = 0; b < DIRTY_NODE_BUCKETS && nr < t->nr_dirty; b++)
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext)
 			list[nr++] = d;
 	qsort(list, nr, sizeof(*list), cmp_dirty_nid);
@@ -1316,8 +1316,10 @@ static int write_fsync_batch(struct f2fs_sb *sb, const struct f2fs_fsync_req *ba
 		return -ENOMEM;
 	wb->n = 0;
 	pthread_mutex_lock(&t->lock);
-	for (int b = 0; b < DIRTY_NODE_BUCKETS && !err; b++) {
+	/* the buckets after the one holding the last dirty node are empty */
+	for (uint32_t b = 0, seen = 0; b < DIRTY_NODE_BUCKETS && seen < t->nr_dirty && !err; b++) {
 		for (struct f2fs_dirty_node *d = t->hash[b]; d; d = d->hnext) {
+			seen++;
 			if (!f2fs_is_dnode(d->data) || !batch_find(batch, f2fs_node_ino(d->data)))
 				continue;
 			if (nr == cap) {
