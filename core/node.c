@@ -193,25 +193,47 @@ static int cmp_ra_node_wanted(const void *a, const void *b)
  */
 #define INODE_RA_BLOCKS 16
 
-static uint32_t widen_to_windows(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
+/*
+ * The wanted inodes v[0..m), sorted by address, with their windows: into w,
+ * in address order, each address once except a wanted one's (a wanted entry
+ * before a neighbour's, as the read-ahead keeps the first of equal
+ * addresses), without sorting m * INODE_RA_BLOCKS entries.  w has room for
+ * INODE_RA_BLOCKS entries per wanted one.
+ */
+static uint32_t widen_to_windows(struct f2fs_sb *sb, const struct ra_node *v, uint32_t m,
+				 struct ra_node *w)
 {
 	uint32_t end = sb->main_blkaddr + (sb->segment_count_main << sb->log_blocks_per_seg);
-	uint32_t n = m;
+	uint32_t n = 0, k = 0, done = 0;	/* addresses below done are out */
 
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t start = v[i].addr - ((v[i].addr - sb->main_blkaddr) & (INODE_RA_BLOCKS - 1));
+		uint32_t stop = start + INODE_RA_BLOCKS;
 
-		if (start + INODE_RA_BLOCKS > end)
-			continue;
-		for (uint32_t j = 0; j < INODE_RA_BLOCKS; j++)
-			if (start + j != v[i].addr)
-				v[n++] = (struct ra_node){ start + j, 0, 0, 0 };
+		if (stop > end) {	/* no window: the inode alone */
+			start = v[i].addr;
+			stop = start + 1;
+		}
+		for (uint32_t a = start > done ? start : done; a < stop; a++) {
+			bool wanted = false;
+
+			while (k < m && v[k].addr <= a) {
+				if (v[k].addr == a) {
+					w[n++] = v[k];
+					wanted = true;
+				}
+				k++;
+			}
+			if (!wanted)
+				w[n++] = (struct ra_node){ a, 0, 0, 0 };
+		}
+		done = stop > done ? stop : done;
 	}
 	return n;
 }
 
-/* Sort v[0..m) by address and read them ahead into the block cache. */
-static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
+/* Read v[0..m), sorted by address, ahead into the block cache. */
+static void ra_sorted(struct f2fs_sb *sb, const struct ra_node *v, uint32_t m)
 {
 	struct f2fs_ra_result res = { 0 };
 	uint32_t *addrs = malloc((m ? m : 1) * sizeof(*addrs));
@@ -219,8 +241,6 @@ static void ra_sorted(struct f2fs_sb *sb, struct ra_node *v, uint32_t m)
 
 	if (!addrs)
 		return;
-	/* the read-ahead keeps the first of equal addresses: the wanted one */
-	qsort(v, m, sizeof(*v), cmp_ra_node_wanted);
 	for (uint32_t i = 0; i < m; i++)
 		addrs[i] = v[i].addr;
 	f2fs_cache_readahead(sb->cache, sb->dev, addrs, m, f2fs_node_ra_depth(sb), ra_node_keep,
@@ -244,11 +264,11 @@ static void ra_list(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, cons
 		    uint32_t n)
 {
 	struct f2fs_node_info ni;
-	struct ra_node *v;
+	struct ra_node *v, *w = NULL;
 	uint32_t m = 0;
 
 	f2fs_ra_nat_blocks(sb, nids, n, f2fs_node_ra_depth(sb));
-	v = malloc((size_t)n * (ino ? 1 : INODE_RA_BLOCKS) * sizeof(*v));
+	v = malloc((size_t)n * sizeof(*v));
 	if (!v)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
@@ -260,9 +280,15 @@ static void ra_list(struct f2fs_sb *sb, uint32_t ino, const uint32_t *nids, cons
 			continue;
 		v[m++] = (struct ra_node){ ni.blkaddr, nids[i], ofs ? ofs[i] : 0, owner };
 	}
-	if (!ino)
-		m = widen_to_windows(sb, v, m);
-	ra_sorted(sb, v, m);
+	/* the read-ahead keeps the first of equal addresses: the wanted one */
+	qsort(v, m, sizeof(*v), cmp_ra_node_wanted);
+	if (!ino && m)
+		w = malloc((size_t)m * INODE_RA_BLOCKS * sizeof(*w));
+	if (w)
+		ra_sorted(sb, w, widen_to_windows(sb, v, m, w));
+	else
+		ra_sorted(sb, v, m);
+	free(w);
 	free(v);
 }
 
