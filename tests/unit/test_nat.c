@@ -134,6 +134,42 @@ static void late_scan(const struct rwimage *im)
 	rw_free(&c);
 }
 
+/*
+ * Allocation alone, batch after batch of NAT blocks, hands out every free
+ * nid once and then says ENOSPC.
+ */
+static void exhaust_nids(const struct rwimage *im)
+{
+	struct rwimage c;
+	uint8_t *seen;
+	uint32_t want = 0, got = 0, twice = 0, taken = 0, nid;
+	int err;
+
+	if (!rw_copy(im, &c))
+		return;
+	seen = calloc(c.sb->max_nid / 8 + 1, 1);
+	for (nid = c.sb->root_ino; seen && nid < c.sb->max_nid; nid++) {
+		struct f2fs_node_info ni = { 0 };
+
+		want += f2fs_get_node_info(c.sb, nid, &ni) == 0 && ni.blkaddr == NULL_ADDR;
+	}
+	while (seen && (err = f2fs_alloc_nid(c.sb, &nid)) == 0) {
+		struct f2fs_node_info ni = { 0 };
+
+		twice += (seen[nid >> 3] >> (nid & 7)) & 1;
+		seen[nid >> 3] |= (uint8_t)(1u << (nid & 7));
+		taken += f2fs_get_node_info(c.sb, nid, &ni) != 0 || ni.blkaddr != NULL_ADDR;
+		if (++got > c.sb->max_nid)
+			break;
+	}
+	CHECK(seen && err == -ENOSPC, "allocation ends with ENOSPC: %d", err);
+	CHECK(got == want && !twice && !taken,
+	      "%u nids handed out for %u free ones (%u twice, %u in use)", got, want, twice, taken);
+	CHECK_EQ_U64(c.sb->nm->nr_unscanned, 0, "every NAT block scanned on the way");
+	free(seen);
+	rw_free(&c);
+}
+
 #define MANY ((int)NAT_JOURNAL_ENTRIES + 40)
 
 static void checkpointed_entries(struct rwimage *im)
@@ -241,6 +277,7 @@ int main(void)
 	free_map(im.sb);
 	cache_updates(&im);
 	late_scan(&im);
+	exhaust_nids(&im);
 	checkpointed_entries(&im);
 	stale_parent_hint(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
