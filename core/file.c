@@ -132,8 +132,13 @@ int f2fs_release_file(struct f2fs_sb *sb, uint32_t ino, int oflags)
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&inode->lock);
-	if (inode->open_count)
-		inode->open_count--;
+	/* a release with no open to match holds no reference to give back */
+	if (!inode->open_count) {
+		pthread_rwlock_unlock(&inode->lock);
+		f2fs_iput(sb, inode);
+		return -EBADF;
+	}
+	inode->open_count--;
 	if (writer && inode->write_count)
 		inode->write_count--;
 	if (!inode->open_count)

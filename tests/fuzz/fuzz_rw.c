@@ -49,12 +49,14 @@ static void changes(struct f2fs_sb *sb)
 
 	memset(buf, 'w', sizeof(buf));
 	if (f2fs_mknod(sb, root, "fz-new", 6, S_IFREG | 0644, 0, 0, &cred, &st) == 0) {
-		f2fs_open(sb, st.ino, O_RDWR);
+		bool opened = f2fs_open(sb, st.ino, O_RDWR) == 0;
+
 		f2fs_write(sb, st.ino, buf, 100, 0);		/* inline */
 		f2fs_write(sb, st.ino, buf, sizeof(buf), 8192);	/* converted, blocks */
 		f2fs_setxattr(sb, st.ino, "user.fz", buf, 64, 0);
 		f2fs_fsync(sb, st.ino, false);
-		f2fs_release(sb, st.ino);
+		if (opened)	/* FUSE releases only what it opened */
+			f2fs_release(sb, st.ino);
 	}
 	if (f2fs_mkdir(sb, root, "fz-dir", 6, 0755, &cred, &dst) == 0) {
 		for (int i = 0; i < 4; i++) {
@@ -69,13 +71,15 @@ static void changes(struct f2fs_sb *sb)
 	}
 	/* existing files: whatever the seed (and the mutation) left there */
 	if (f2fs_lookup(sb, root, "blocks40k", 9, &old) == 0 && S_ISREG(old.mode)) {
-		f2fs_open(sb, old.ino, O_RDWR);
+		bool opened = f2fs_open(sb, old.ino, O_RDWR) == 0;
+
 		f2fs_write(sb, old.ino, buf, sizeof(buf), 20000);
 		sa.size = 5000;
 		f2fs_setattr(sb, old.ino, &sa, &tmp);
 		f2fs_fallocate(sb, old.ino, 0, 0, 3 * F2FS_BLKSIZE);
 		f2fs_fsync(sb, old.ino, true);
-		f2fs_release(sb, old.ino);
+		if (opened)
+			f2fs_release(sb, old.ino);
 	}
 	if (f2fs_lookup(sb, root, "hello", 5, &old) == 0)
 		f2fs_link(sb, old.ino, root, "fz-link", 7, &tmp);
