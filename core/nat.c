@@ -406,7 +406,7 @@ void f2fs_destroy_node_manager(struct f2fs_sb *sb)
 	sb->nm = NULL;
 }
 
-/* The first free nid at or after from in the map, or UINT32_MAX: a byte at a time. */
+/* The first free nid in [from, max) of the map, or UINT32_MAX; empty words are skipped whole. */
 static uint32_t next_free_bit(const struct f2fs_nm_info *nm, uint32_t from, uint32_t max)
 {
 	for (uint32_t nid = from; nid < max;) {
