@@ -131,6 +131,9 @@ static void late_scan(const struct rwimage *im)
 	f2fs_set_node_addr(c.sb, taken, taken, NULL_ADDR);
 	CHECK(f2fs_sync_fs(c.sb, false) == 0, "checkpoint");
 	CHECK(nid_is_free(c.sb, taken) && nid_is_free(c.sb, removed), "free after the checkpoint");
+	f2fs_umount(c.sb);
+	c.sb = NULL;
+	CHECK(rw_fsck_clean(&c), "fsck.f2fs after the late scan");
 	rw_free(&c);
 }
 
@@ -167,6 +170,9 @@ static void exhaust_nids(const struct rwimage *im)
 	      "%u nids handed out for %u free ones (%u twice, %u in use)", got, want, twice, taken);
 	CHECK_EQ_U64(c.sb->nm->nr_unscanned, 0, "every NAT block scanned on the way");
 	free(seen);
+	f2fs_umount(c.sb);
+	c.sb = NULL;
+	CHECK(rw_fsck_clean(&c), "fsck.f2fs after every nid was handed out");
 	rw_free(&c);
 }
 

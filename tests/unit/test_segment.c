@@ -230,6 +230,9 @@ static void restored_node_summaries(struct rwimage *im)
 		if (t == CURSEG_WARM_NODE)
 			CHECK(valid >= 20, "log %d: the new inodes are there (%u)", t, valid);
 	}
+	f2fs_umount(c.sb);
+	c.sb = NULL;
+	CHECK(rw_fsck_clean(&c), "fsck.f2fs after the mount that restored them");
 	rw_free(&c);
 }
 
