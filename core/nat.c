@@ -347,6 +347,7 @@ int f2fs_build_node_manager(struct f2fs_sb *sb)
 	const uint8_t *j = sb->curseg[CURSEG_HOT_DATA].sum + SUM_JOURNAL_OFFSET;
 	uint32_t nat_blocks = (sb->segment_count_nat / 2) << sb->log_blocks_per_seg;
 	struct f2fs_nm_info *nm;
+	uint32_t cp_next;
 
 	if (sb->nm)
 		return 0;
@@ -377,6 +378,13 @@ int f2fs_build_node_manager(struct f2fs_sb *sb)
 	nm->valid_node_count = get_le32(sb->ckpt + CP_VALID_NODE_COUNT);
 	nm->valid_inode_count = get_le32(sb->ckpt + CP_VALID_INODE_COUNT);
 	nm->next_free_nid = sb->root_ino;
+	/* scanning starts where the checkpoint says free nids begin, as the
+	 * kernel's build_free_nids does, and wraps round to the nids below */
+	cp_next = get_le32(sb->ckpt + CP_NEXT_FREE_NID);
+	if (cp_next > sb->root_ino && cp_next < sb->max_nid) {
+		nm->next_free_nid = cp_next;
+		nm->next_scan = cp_next / NAT_ENTRY_PER_BLOCK;
+	}
 	sb->nm = nm;
 	return 0;
 }

@@ -176,6 +176,46 @@ static void exhaust_nids(const struct rwimage *im)
 	rw_free(&c);
 }
 
+/*
+ * The checkpoint's next_free_nid says where free nids begin; the next mount
+ * scans from there, as the kernel's build_free_nids does, and not from NAT
+ * block 0, whose nids an image with many inodes has taken.
+ */
+static void scan_from_checkpoint(const struct rwimage *im)
+{
+	struct rwimage c;
+	uint32_t nid = 0, cp_next, first;
+	const uint32_t past = 66 * NAT_ENTRY_PER_BLOCK;	/* beyond the first scan batch */
+	const struct f2fs_cred cred = { .umask = 022 };
+	struct f2fs_stat st;
+
+	if (!rw_copy(im, &c))
+		return;
+	/* nids handed out and never used: free on disk, taken for this mount */
+	while (nid < past && f2fs_alloc_nid(c.sb, &nid) == 0)
+		;
+	CHECK(nid >= past, "nids up to %u handed out", past);
+	CHECK(f2fs_mknod(c.sb, f2fs_root_ino(c.sb), "late", 4, S_IFREG | 0644, 0, 0, &cred,
+			 &st) == 0 && st.ino > past, "a file after them: inode %u", st.ino);
+	CHECK(rw_remount(&c) == 0, "mount again");
+	cp_next = get_le32(c.sb->ckpt + CP_NEXT_FREE_NID);
+	CHECK(cp_next > past, "the checkpoint's next free nid %u is past %u", cp_next, past);
+	CHECK(f2fs_alloc_nid(c.sb, &first) == 0 && first >= cp_next,
+	      "the first allocation gives %u, from the checkpoint's %u on", first, cp_next);
+	CHECK(!(c.sb->nm->scanned[0] & 1) &&
+	      c.sb->nm->scanned[(cp_next / NAT_ENTRY_PER_BLOCK) >> 3] &
+	      (1u << ((cp_next / NAT_ENTRY_PER_BLOCK) & 7)),
+	      "the scan started at the checkpoint's NAT block, not at block 0");
+	/* the nids below are found when the scan wraps round */
+	while (f2fs_alloc_nid(c.sb, &nid) == 0 && nid >= cp_next)
+		;
+	CHECK(nid < cp_next && nid >= c.sb->root_ino, "the scan wrapped round to nid %u", nid);
+	f2fs_umount(c.sb);
+	c.sb = NULL;
+	CHECK(rw_fsck_clean(&c), "fsck.f2fs after the scan from the checkpoint");
+	rw_free(&c);
+}
+
 #define MANY ((int)NAT_JOURNAL_ENTRIES + 40)
 
 static void checkpointed_entries(struct rwimage *im)
@@ -284,6 +324,7 @@ int main(void)
 	cache_updates(&im);
 	late_scan(&im);
 	exhaust_nids(&im);
+	scan_from_checkpoint(&im);
 	checkpointed_entries(&im);
 	stale_parent_hint(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
