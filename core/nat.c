@@ -293,7 +293,30 @@ static void scan_nat_block(struct f2fs_sb *sb, uint32_t b, const uint8_t *blk)
 		if (nid >= lo && nid < hi)
 			set_nid_free(nm, nid, get_le32(e + 4 + NAT_E_BLOCK_ADDR) == NULL_ADDR);
 	}
-	for (uint32_t nid = lo; nm->nr_entries && nid < hi; nid++) {
+}
+
+/*
+ * The NAT cache's override (see scan_nat_block) for the nids of NAT blocks
+ * [b, b + n): a lookup per nid, or one pass over the cache when it holds
+ * fewer entries than the range has nids.  Caller holds nm->lock.
+ */
+static void scan_nat_cache(struct f2fs_sb *sb, uint32_t b, uint32_t n)
+{
+	struct f2fs_nm_info *nm = sb->nm;
+	uint32_t lo = F2FS_MAX(b * NAT_ENTRY_PER_BLOCK, sb->root_ino);
+	uint32_t hi = F2FS_MIN((b + n) * NAT_ENTRY_PER_BLOCK, sb->max_nid);
+
+	if (!nm->nr_entries || lo >= hi)
+		return;
+	if (nm->nr_entries < hi - lo) {
+		for (uint32_t i = 0; i < nm->hash_size; i++)
+			for (const struct f2fs_nat_cache_entry *e = nm->hash[i]; e; e = e->hnext)
+				if (e->nid >= lo && e->nid < hi)
+					set_nid_free(nm, e->nid,
+						     !e->dirty && e->blkaddr == NULL_ADDR);
+		return;
+	}
+	for (uint32_t nid = lo; nid < hi; nid++) {
 		const struct f2fs_nat_cache_entry *ce = nat_cache_find(nm, nid);
 
 		if (ce)
@@ -301,11 +324,14 @@ static void scan_nat_block(struct f2fs_sb *sb, uint32_t b, const uint8_t *blk)
 	}
 }
 
-/* Scan the unscanned NAT blocks among the batch that starts at block first. */
-static int scan_nat_batch(struct f2fs_sb *sb, uint32_t first)
+/*
+ * Scan the unscanned NAT blocks among the `count` (at most NAT_SCAN_BATCH)
+ * that start at block first.
+ */
+static int scan_nat_batch(struct f2fs_sb *sb, uint32_t first, uint32_t count)
 {
 	struct f2fs_nm_info *nm = sb->nm;
-	uint32_t end = F2FS_MIN(first + NAT_SCAN_BATCH, nm->nat_blocks);
+	uint32_t end = F2FS_MIN(first + F2FS_MIN(count, NAT_SCAN_BATCH), nm->nat_blocks);
 	int err = 0;
 
 	for (uint32_t b = first; b < end && !err;) {
@@ -324,6 +350,8 @@ static int scan_nat_batch(struct f2fs_sb *sb, uint32_t first)
 		err = read_nat_chunk(sb, b, n, nm->scan_buf);
 		for (uint32_t k = 0; k < n && !err; k++)
 			scan_nat_block(sb, b + k, nm->scan_buf + (size_t)k * F2FS_BLKSIZE);
+		if (!err)
+			scan_nat_cache(sb, b, n);
 		b += n;
 	}
 	return err;
@@ -336,7 +364,7 @@ int f2fs_build_free_nids(struct f2fs_sb *sb, uint32_t nid)
 	if (nid >= sb->max_nid)
 		return -EINVAL;
 	pthread_mutex_lock(&sb->nm->lock);
-	err = scan_nat_batch(sb, nid / NAT_ENTRY_PER_BLOCK);
+	err = scan_nat_batch(sb, nid / NAT_ENTRY_PER_BLOCK, NAT_SCAN_BATCH);
 	pthread_mutex_unlock(&sb->nm->lock);
 	return err;
 }
@@ -451,7 +479,7 @@ int f2fs_alloc_nid(struct f2fs_sb *sb, uint32_t *out)
 
 		while (nat_block_scanned(nm, b))
 			b = b + 1 < nm->nat_blocks ? b + 1 : 0;
-		err = scan_nat_batch(sb, b);
+		err = scan_nat_batch(sb, b, NAT_SCAN_BATCH);
 		nm->next_scan = b + NAT_SCAN_BATCH;
 	}
 	if (err || !nm->nr_free_nids) {
@@ -707,8 +735,9 @@ int f2fs_claim_nid(struct f2fs_sb *sb, uint32_t nid)
 	if (nid < sb->root_ino || nid >= sb->max_nid)
 		return -EEXIST;
 	pthread_mutex_lock(&sb->nm->lock);
+	/* its own NAT block only: allocation scans the rest in batches */
 	if (!nat_block_scanned(sb->nm, nid / NAT_ENTRY_PER_BLOCK))
-		err = scan_nat_batch(sb, nid / NAT_ENTRY_PER_BLOCK);
+		err = scan_nat_batch(sb, nid / NAT_ENTRY_PER_BLOCK, 1);
 	if (!err && !nid_free(sb->nm, nid))
 		err = -EEXIST;
 	else if (!err)

@@ -216,6 +216,42 @@ static void scan_from_checkpoint(const struct rwimage *im)
 	rw_free(&c);
 }
 
+/*
+ * Roll-forward claims an inode's own nid: only that nid's NAT block is
+ * scanned, and the NAT cache still overrides it, whether the scan looks up
+ * each nid or (a small cache) passes over the cache once.
+ */
+static void claim_scans_one_block(const struct rwimage *im)
+{
+	struct rwimage c;
+	uint32_t mid, lo, taken, before;
+
+	if (!rw_copy(im, &c))
+		return;
+	mid = c.sb->nm->nat_blocks / 2;	/* a batch from it would hold many blocks */
+	lo = mid * NAT_ENTRY_PER_BLOCK;
+	taken = lo + 7;
+	f2fs_set_node_addr(c.sb, taken, taken, NEW_ADDR);
+	before = c.sb->nm->nr_unscanned;
+	CHECK(f2fs_claim_nid(c.sb, lo + 5) == 0, "claim a free nid of a NAT block in the middle");
+	CHECK_EQ_U64(c.sb->nm->nr_unscanned, before - 1, "one NAT block scanned for it");
+	CHECK(f2fs_claim_nid(c.sb, taken) == -EEXIST, "a nid the cache gave a node is taken");
+	CHECK(f2fs_claim_nid(c.sb, lo + 5) == -EEXIST, "a claimed nid cannot be claimed again");
+	CHECK(nid_is_free(c.sb, lo + 6), "its neighbour is free");
+
+	/* more cache entries than the block has nids: the per-nid lookups */
+	for (uint32_t nid = lo - NAT_ENTRY_PER_BLOCK - 20; nid < lo; nid++)
+		f2fs_set_node_addr(c.sb, nid, nid, NEW_ADDR);
+	taken = lo - 2 * NAT_ENTRY_PER_BLOCK - 30;
+	f2fs_set_node_addr(c.sb, taken, taken, NEW_ADDR);
+	CHECK(c.sb->nm->nr_entries > NAT_ENTRY_PER_BLOCK, "%u cache entries",
+	      c.sb->nm->nr_entries);
+	CHECK(f2fs_claim_nid(c.sb, taken) == -EEXIST && f2fs_claim_nid(c.sb, taken + 1) == 0,
+	      "with a large cache, its entry still takes the nid");
+	CHECK(f2fs_claim_nid(c.sb, lo - 1) == -EEXIST, "and those of the block next to it");
+	rw_free(&c);
+}
+
 #define MANY ((int)NAT_JOURNAL_ENTRIES + 40)
 
 static void checkpointed_entries(struct rwimage *im)
@@ -325,6 +361,7 @@ int main(void)
 	late_scan(&im);
 	exhaust_nids(&im);
 	scan_from_checkpoint(&im);
+	claim_scans_one_block(&im);
 	checkpointed_entries(&im);
 	stale_parent_hint(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
