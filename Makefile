@@ -19,6 +19,7 @@
 #   make bench-compress  compressed files per algorithm vs plain, 1 GiB (docs/benchmarks.md)
 #   make fstests    fstests' quick group against the mount, needs root
 #                   (FSTESTS_ARGS="-g auto"; results: docs/conformance.md)
+#   make fstests-guest  the same in a qemu guest whose kernel has device-mapper
 #   make test-fresh make demo and make test-unit as the first commands on a
 #                   pristine Debian root (debootstrap, chroot; needs root)
 #   make install    PREFIX=/usr/local
@@ -240,6 +241,11 @@ fuzz:
 .PHONY: fstests
 fstests: all
 	F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) tests/fstests/run.sh $(FSTESTS_ARGS)
+
+# the same inside a qemu guest with device-mapper (dm-flakey, dm-error, log-writes)
+.PHONY: fstests-guest
+fstests-guest: all
+	FSTESTS_GUEST=1 F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) tests/fstests/run.sh $(FSTESTS_ARGS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all
