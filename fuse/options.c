@@ -75,6 +75,8 @@ static const struct fuse_opt cli_opts[] = {
 	FUSE_OPT_KEY("checkpoint_interval=", KEY_CHECKPOINT_INTERVAL),
 	FUSE_OPT_KEY("read_ahead_kb=", KEY_READ_AHEAD),
 	FUSE_OPT_KEY("fsync_checkpoint", KEY_FSYNC_CHECKPOINT),
+	/* the kernel's name for it: fsync checkpoints (CP_FASTBOOT_MODE) */
+	FUSE_OPT_KEY("fastboot", KEY_FSYNC_CHECKPOINT),
 	FUSE_OPT_KEY("io_stats", KEY_IO_STATS),
 	FUSE_OPT_KEY("node_ra=", KEY_NODE_RA),
 	FUSE_OPT_KEY("node_ra_depth=", KEY_NODE_RA_DEPTH),

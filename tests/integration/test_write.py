@@ -1176,6 +1176,29 @@ def test_fsync_calls(rwimage):
         img.finish(expect({"f": {"content": sha(b"synced twice")}, "d": {"type": "d"}}))
 
 
+def test_fastboot_fsync_checkpoints(rwimage):
+    """-o fastboot (the kernel's name for fsync_checkpoint): an fsync()ed
+    file survives SIGKILL in the checkpoint itself, so a read-only mount
+    (which replays nothing) shows it; without the option it awaits
+    roll-forward and the read-only mount does not."""
+    no_periodic = "checkpoint_interval=3600"
+    for opts, seen in (((no_periodic, "fastboot"), True), ((no_periodic,), False)):
+        img = rwimage(options=opts, name="fb%d" % len(opts))
+        p = img.mount()
+        with open(os.path.join(p, "f"), "wb") as f:
+            f.write(b"fast")
+            f.flush()
+            os.fsync(f.fileno())
+        img.crash()
+        p = img.mount(ro=True)
+        try:
+            assert os.path.exists(os.path.join(p, "f")) == seen, opts
+        finally:
+            img.unmount()
+        img.mount()     # read-write: rolls forward what the checkpoint lacks
+        img.finish(expect({"f": {"content": sha(b"fast")}}))
+
+
 def test_parallel_writers(rwimage):
     """Threads creating, writing, renaming and deleting in one directory and
     their own, at once."""
