@@ -15,7 +15,10 @@ writable 9p share.
 WORK is run.sh's folder (images and results go to WORK/guest), SRC the built
 fstests tree, BIN the f2fs-fuse binary.  Needs qemu-system-x86_64, a kernel
 (/boot/vmlinuz-* with its modules) and busybox-static: tests/kernel/setup.sh
-installs them.  Environment: FSTESTS_GUEST_TIMEOUT (seconds, default 14400),
+installs them.  FSTESTS_GUEST_FSTYP=f2fs runs the same tests on the guest
+kernel's own f2fs instead, as the reference for a failure (in WORK/guest-f2fs).
+Environment: FSTESTS_MOUNT_EXTRA (f2fs-fuse options for every mount, such
+as `direct`), FSTESTS_GUEST_DIR (default WORK/guest), FSTESTS_GUEST_TIMEOUT (seconds, default 14400),
 FSTESTS_GUEST_MEM (MiB, default 4096), FSTESTS_GUEST_SMP (default 2),
 FSTESTS_IMAGE_SIZE (default 2G), KERNEL_TEST_KVM=1 to use KVM.
 """
@@ -100,7 +103,20 @@ printf '#!/bin/sh\nexec %q -o suid,dev "$@"\n' "$F2FS_FUSE_BIN" > /usr/sbin/moun
 chmod 755 /usr/sbin/mount.fuse.f2fs-fuse
 mkdir -p /mnt/test /mnt/scratch
 mkfs.f2fs -f -q /dev/vda >/dev/null
-cat > "$FSTESTS_SRC/local.config" <<CFG
+if [ "$FSTESTS_FSTYP" = f2fs ]; then
+	# the reference: the guest kernel's own f2fs on the same disks
+	modprobe f2fs
+	cat > "$FSTESTS_SRC/local.config" <<CFG
+export FSTYP=f2fs
+export TEST_DEV=/dev/vda
+export TEST_DIR=/mnt/test
+export SCRATCH_DEV=/dev/vdb
+export SCRATCH_MNT=/mnt/scratch
+export LOGWRITES_DEV=/dev/vdc
+export RESULT_BASE=/fstests-out/results
+CFG
+else
+	cat > "$FSTESTS_SRC/local.config" <<CFG
 export FSTYP=fuse
 export FUSE_SUBTYP=.f2fs-fuse
 export TEST_DEV=/dev/vda
@@ -108,19 +124,22 @@ export TEST_DIR=/mnt/test
 export SCRATCH_DEV=/dev/vdb
 export SCRATCH_MNT=/mnt/scratch
 export LOGWRITES_DEV=/dev/vdc
-export MOUNT_OPTIONS="-o allow_other"
-export TEST_FS_MOUNT_OPTS="-o allow_other"
+export MOUNT_OPTIONS="-o allow_other${FSTESTS_MOUNT_EXTRA:+,$FSTESTS_MOUNT_EXTRA}"
+export TEST_FS_MOUNT_OPTS="-o allow_other${FSTESTS_MOUNT_EXTRA:+,$FSTESTS_MOUNT_EXTRA}"
 export FUSE_MKFS_PROG="mkfs.f2fs -f"
 export FUSE_FSCK_PROG=$FSTESTS_HERE/fsck-image
 export RESULT_BASE=/fstests-out/results
 CFG
+fi
 cd "$FSTESTS_SRC"
 eval "set -- $FSTESTS_CHECK_ARGS"
 rc=0
 ./check "$@" > >(tee /fstests-out/check.out) 2>&1 || rc=$?
 sleep 1
 for m in /mnt/test /mnt/scratch; do ! mountpoint -q $m || umount $m; done
-if "$FSTESTS_HERE/fsck-image" /dev/vda > /fstests-out/fsck-test.out 2>&1; then
+if [ "$FSTESTS_FSTYP" = f2fs ]; then
+	: # fstests checked the kernel's images itself
+elif "$FSTESTS_HERE/fsck-image" /dev/vda > /fstests-out/fsck-test.out 2>&1; then
 	echo "fstests: TEST disk fsck clean" | tee -a /fstests-out/check.out
 else
 	echo "fstests: TEST disk fsck found problems, see fsck-test.out" | tee -a /fstests-out/check.out
@@ -165,7 +184,12 @@ def main(argv):
               "(tests/kernel/setup.sh installs them)", file=sys.stderr)
         return 1
     kver, vmlinuz = guestimage.pick_kernel()
-    gdir = os.path.join(work, "guest")
+    fstyp = os.environ.get("FSTESTS_GUEST_FSTYP", "fuse")
+    if fstyp not in ("fuse", "f2fs"):
+        print("fstests guest: FSTESTS_GUEST_FSTYP is fuse or f2fs", file=sys.stderr)
+        return 2
+    gdir = os.environ.get("FSTESTS_GUEST_DIR") or os.path.join(
+        work, "guest" if fstyp == "fuse" else "guest-" + fstyp)
     out = os.path.join(gdir, "out")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -182,12 +206,13 @@ def main(argv):
         disks.append(p)
     with open(os.path.join(out, "guest-run.sh"), "w") as f:
         f.write(GUEST_RUN)
-    if not os.environ.get("FSTESTS_NO_EXCLUDE") and "-E" not in args:
+    if fstyp == "fuse" and not os.environ.get("FSTESTS_NO_EXCLUDE") and "-E" not in args:
         args = ["-E", os.path.join(HERE, "exclude")] + args
     # a copy, so that a rebuild during the run does not change the binary under test
     run_bin = os.path.join(gdir, "f2fs-fuse")
     shutil.copy2(binary, run_bin)
     env = {"FSTESTS_SRC": src, "FSTESTS_HERE": HERE, "F2FS_FUSE_BIN": run_bin,
+           "FSTESTS_FSTYP": fstyp, "FSTESTS_MOUNT_EXTRA": os.environ.get("FSTESTS_MOUNT_EXTRA", ""),
            "FSTESTS_CHECK_ARGS": " ".join(shlex.quote(a) for a in args)}
     with open(os.path.join(out, "env"), "w") as f:
         f.write("".join("%s=%s\n" % (k, shlex.quote(v)) for k, v in env.items()))

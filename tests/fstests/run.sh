@@ -50,7 +50,7 @@ fi
 # kernel may lack; see guest.py.
 if [ -n "${FSTESTS_GUEST:-}" ]; then
     "$ROOT/tests/install-deps.sh" qemu-system-x86 busybox-static linux-image-amd64 \
-        udev dmsetup socat
+        udev dmsetup lvm2
     [ $# -gt 0 ] || set -- -g quick
     exec "${PYTHON:-python3}" "$HERE/guest.py" "$WORK" "$SRC" "$BIN" "$@"
 fi
