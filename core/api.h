@@ -457,6 +457,8 @@ struct f2fs_wb_stats {
 void f2fs_get_wb_stats(struct f2fs_sb *sb, struct f2fs_wb_stats *st);
 /* Write every dirty page back (before a checkpoint, key removal, a read-only remount). */
 int f2fs_sync_data(struct f2fs_sb *sb);
+/* f2fs_sync_data, then a checkpoint: what fsync, DIRSYNC and atomic commits use */
+int f2fs_sync_fs_data(struct f2fs_sb *sb);
 /* The flusher: inodes dirty for expire_ms or more, or past half the dirty limit;
  * returns how many it wrote back. */
 unsigned int f2fs_writeback_background(struct f2fs_sb *sb, unsigned int expire_ms);

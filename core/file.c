@@ -746,8 +746,23 @@ int f2fs_fsync(struct f2fs_sb *sb, uint32_t ino, bool datasync)
 		err = f2fs_fsync_node_pages(sb, ino, !f2fs_nat_checkpointed(sb, ino), false);
 	f2fs_end_op(sb, inode);
 	if (need_cp)
-		err = f2fs_sync_fs(sb, false);
+		err = f2fs_sync_fs_data(sb);
 	return err;
+}
+
+/*
+ * A checkpoint an operation asks for (fsync, DIRSYNC, an atomic commit)
+ * commits every dirty inode's size, so the data the page cache holds goes
+ * first: a FUSE daemon never hears sync(2) or syncfs(2), whose data
+ * therefore waits in it, and a crash after the checkpoint would leave
+ * those files holes where the data was (the kernel's fsync checkpoint
+ * writes no file data; its sync(2) has written it).
+ */
+int f2fs_sync_fs_data(struct f2fs_sb *sb)
+{
+	int err = f2fs_sync_data(sb);
+
+	return err ? err : f2fs_sync_fs(sb, false);
 }
 
 /* setxattr and removexattr (value NULL): under the checkpoint and inode locks. */

@@ -724,7 +724,7 @@ int f2fs_commit_atomic_write(struct f2fs_sb *sb, uint32_t ino)
 	}
 	f2fs_end_op(sb, inode);
 	if (!err && need_cp)
-		err = f2fs_sync_fs(sb, false);
+		err = f2fs_sync_fs_data(sb);
 	return err;
 }
 

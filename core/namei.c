@@ -122,7 +122,7 @@ static int write_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const cha
 static int dirsync(struct f2fs_sb *sb, int err, bool sync)
 {
 	if (!err && sync)
-		err = f2fs_sync_fs(sb, false);
+		err = f2fs_sync_fs_data(sb);
 	return err;
 }
 

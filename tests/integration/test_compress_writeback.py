@@ -188,10 +188,11 @@ def test_release_with_dirty_clusters(f2fs_fuse, tmp_path):
 
 
 def test_fsync_then_crash(f2fs_fuse, tmp_path):
-    """SIGKILL with dirty clusters: a compressed file fsync()ed reads as it
-    was then, though clusters of it were dirtied again after; a file
-    written but never synced has, block by block, its data or zeros; fsck
-    is clean before and after the next mount."""
+    """SIGKILL with dirty clusters: a compressed file fsync()ed, clusters
+    of it dirtied again after, and a file written but never synced, then a
+    directory's fsync (a checkpoint, which writes the cached clusters
+    first) and the crash: both files read as they were at the checkpoint;
+    fsck is clean before and after the next mount."""
     log = 2
     cbytes = BLK << log
     img = RWImage(f2fs_fuse, tmp_path, features=FEATURES, size=128 * MiB,
@@ -204,8 +205,10 @@ def test_fsync_then_crash(f2fs_fuse, tmp_path):
         fd = os.open(os.path.join(p, "synced"), os.O_RDWR)
         try:
             os.fsync(fd)
+            later = b"dirty after the fsync" * 100
+            os.pwrite(fd, later, 3 * cbytes + 5)
+            a[3 * cbytes + 5:3 * cbytes + 5 + len(later)] = later
             synced = bytes(a)
-            os.pwrite(fd, b"dirty after the fsync" * 100, 3 * cbytes + 5)
         finally:
             os.close(fd)
         appends(os.path.join(p, "dirty"), b, 4096)
