@@ -415,6 +415,8 @@ static int sync_fs_locked(struct f2fs_sb *sb, bool umount)
 		err = f2fs_write_dirty_nodes(sb);
 	if (!err)
 		err = f2fs_write_checkpoint(sb, umount);
+	if (err)
+		f2fs_stop_checkpoint(sb, err, "checkpoint");
 	f2fs_unlock_all(sb);
 	return err;
 }

@@ -1457,6 +1457,14 @@ void f2fs_msg(const struct f2fs_sb *sb, enum f2fs_log_level lvl, const char *fmt
 /* Report an on-disk inconsistency: logs it, marks the fs as needing fsck,
  * and returns -EUCLEAN for the caller to propagate. */
 int f2fs_corrupted(struct f2fs_sb *sb, const char *fmt, ...) F2FS_PRINTF(2, 3);
+/*
+ * A node, metadata or checkpoint write, or a cache flush, failed: commit no
+ * checkpoint after it (the kernel's f2fs_stop_checkpoint).  A later one
+ * would reference what the failure lost, and a device opened through the
+ * page cache reports a lost write once, at the next flush, so a second
+ * attempt would find the flush clean.  Returns err.
+ */
+int f2fs_stop_checkpoint(struct f2fs_sb *sb, int err, const char *what);
 
 /* ======================= checksums (crc.c) ======================= */
 

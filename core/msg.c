@@ -45,3 +45,12 @@ int f2fs_corrupted(struct f2fs_sb *sb, const char *fmt, ...)
 		atomic_store(&sb->need_fsck, true);
 	return -EUCLEAN;
 }
+
+int f2fs_stop_checkpoint(struct f2fs_sb *sb, int err, const char *what)
+{
+	if (!atomic_exchange(&sb->cp_error, true))
+		f2fs_msg(sb, F2FS_LOG_ERR,
+			 "%s failed: %s; no checkpoint is written after it (the file system is "
+			 "read-only until it is mounted again)", what, strerror(-err));
+	return err;
+}

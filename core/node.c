@@ -1545,6 +1545,9 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool
 		err = write_fsync_batch(sb, batch, &written);
 		if (!err)
 			err = f2fs_dev_flush(sb->dev);
+		/* the NAT already names the batch's node blocks */
+		if (err)
+			f2fs_stop_checkpoint(sb, err, "fsync node write");
 		took = now_ns(CLOCK_MONOTONIC) - start;
 		f2fs_stat_add(sb, fsync_commits, 1);
 		f2fs_stat_add(sb, fsync_node_blocks, written);

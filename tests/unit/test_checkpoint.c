@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A device that loses writes the way one opened through the page cache
+ * does when the hardware fails (a full thin pool, a dm-error table): the
+ * writes succeed, nothing reaches the medium, and the next flush reports
+ * EIO once.  A checkpoint or fsync that meets the error must be the last:
+ * a second checkpoint would find the flush clean and commit NAT and SIT
+ * blocks that reference what was lost.  The medium must keep the last good
+ * checkpoint, which mounts and which fsck.f2fs finds clean.
+ */
+#include "rwimage.h"
+
+struct lossy {
+	uint8_t *medium;	/* what the hardware holds */
+	size_t len;
+	bool failing;		/* writes are lost */
+	bool error_pending;	/* the next flush says EIO */
+	unsigned int lost;
+};
+
+static int lossy_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		    uint64_t off, size_t total)
+{
+	struct lossy *l = f2fs_dev_priv(dev);
+
+	if (off > l->len || total > l->len - off)
+		return -EIO;
+	for (int i = 0; i < iovcnt; off += iov[i].iov_len, i++) {
+		if (!write)
+			memcpy(iov[i].iov_base, l->medium + off, iov[i].iov_len);
+		else if (!l->failing)
+			memcpy(l->medium + off, iov[i].iov_base, iov[i].iov_len);
+	}
+	if (write && l->failing) {
+		l->lost++;
+		l->error_pending = true;
+	}
+	return 0;
+}
+
+static int lossy_flush(struct f2fs_dev *dev)
+{
+	struct lossy *l = f2fs_dev_priv(dev);
+
+	if (!l->error_pending)
+		return 0;
+	l->error_pending = false;	/* reported once, as errseq does */
+	return -EIO;
+}
+
+static int lossy_discard(struct f2fs_dev *dev, uint64_t off, uint64_t len)
+{
+	return 0;
+}
+
+static void lossy_release(struct f2fs_dev *dev)
+{
+}
+
+static const struct f2fs_dev_ops lossy_ops = {
+	.rw = lossy_rw, .flush = lossy_flush, .discard = lossy_discard,
+	.release = lossy_release, .in_memory = true,
+};
+
+static int mount_lossy(struct lossy *l, struct f2fs_sb **sb)
+{
+	struct f2fs_mount_opts o = { .log_level = F2FS_LOG_ERR, .log = rw_log };
+	struct f2fs_dev *dev;
+	int err = f2fs_dev_open_ops(&lossy_ops, l, l->len, false, &dev);
+
+	return err ? err : f2fs_mount_dev(dev, &o, sb);
+}
+
+static int create(struct f2fs_sb *sb, const char *name, uint32_t *ino)
+{
+	const struct f2fs_cred cred = { .umask = 022 };
+	struct f2fs_stat st;
+	int err = f2fs_mknod(sb, f2fs_root_ino(sb), name, strlen(name), S_IFREG | 0644, 0, 0,
+			     &cred, &st);
+
+	if (!err && ino)
+		*ino = st.ino;
+	return err;
+}
+
+/* What fails first: a checkpoint (sync) or an fsync's node write. */
+static void lose_writes(const struct rwimage *im, bool by_fsync)
+{
+	struct lossy l = { .len = im->len };
+	struct rwimage back = { .len = im->len };
+	struct f2fs_sb *sb = NULL;
+	uint32_t ino = 0;
+	int err;
+
+	l.medium = malloc(im->len);
+	if (!l.medium)
+		return;
+	memcpy(l.medium, im->buf, im->len);
+	err = mount_lossy(&l, &sb);
+	CHECK(err == 0, "mount over the lossy device: %d (%s)", err, rw_last_error);
+	if (!sb)
+		goto out;
+	CHECK(create(sb, "kept", NULL) == 0 && f2fs_sync_fs(sb, false) == 0,
+	      "a file in a good checkpoint");
+	/* many new files: NAT and SIT entries to move out of the journals */
+	l.failing = true;
+	for (int i = 0; i < 200; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "lost%03d", i);
+		create(sb, name, &ino);
+	}
+	if (by_fsync) {
+		const struct f2fs_setattr sa = { .valid = F2FS_SET_SIZE, .size = 4096 };
+		struct f2fs_stat st;
+
+		f2fs_setattr(sb, ino, &sa, &st);
+		err = f2fs_fsync(sb, ino, false);
+		CHECK(err == -EIO, "the fsync meets the lost writes: %d", err);
+	} else {
+		err = f2fs_sync_fs(sb, false);
+		CHECK(err == -EIO, "the checkpoint meets the lost writes: %d", err);
+	}
+	CHECK(l.lost > 0, "writes were lost (%u)", l.lost);
+	l.failing = false;	/* the hardware is back; the error was reported */
+	CHECK(create(sb, "after", NULL) != 0, "no change is taken after the failure");
+	err = f2fs_sync_fs(sb, false);
+	CHECK(f2fs_cp_error(sb), "checkpoints are stopped (sync said %d)", err);
+	f2fs_umount(sb);
+	sb = NULL;
+
+	/* the medium holds the last good checkpoint, whole */
+	back.buf = l.medium;
+	CHECK(rw_mount(&back) == 0, "the medium mounts again");
+	if (back.sb) {
+		struct f2fs_stat st;
+
+		CHECK(f2fs_lookup(back.sb, f2fs_root_ino(back.sb), "kept", 4, &st) == 0,
+		      "the file of the good checkpoint is there");
+		f2fs_umount(back.sb);
+		back.sb = NULL;
+	}
+	CHECK(rw_fsck_clean(&back), "fsck.f2fs after lost writes (%s)",
+	      by_fsync ? "fsync" : "checkpoint");
+out:
+	free(l.medium);
+}
+
+int main(void)
+{
+	struct rwimage im;
+
+	if (!rw_image(&im, NULL, 64))
+		return check_done("test_checkpoint");
+	f2fs_umount(im.sb);
+	im.sb = NULL;
+	lose_writes(&im, false);
+	lose_writes(&im, true);
+	rw_nr_errors = 0;
+	rw_done(&im);
+	return check_done("test_checkpoint");
+}
