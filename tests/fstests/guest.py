@@ -134,7 +134,7 @@ fi
 cd "$FSTESTS_SRC"
 eval "set -- $FSTESTS_CHECK_ARGS"
 rc=0
-./check "$@" > >(tee /fstests-out/check.out) 2>&1 || rc=$?
+./check "$@" > >(tee /fstests-out/check.out) 2>&1 </dev/null || rc=$?
 sleep 1
 for m in /mnt/test /mnt/scratch; do ! mountpoint -q $m || umount $m; done
 if [ "$FSTESTS_FSTYP" = f2fs ]; then
