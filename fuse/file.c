@@ -181,6 +181,19 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		if (n >= 0 && (size_t)n < size)
 			n = -ENOSPC;
 	}
+	/*
+	 * O_DSYNC/O_SYNC on a direct write: the kernel sends FSYNC after a
+	 * synchronous one but nothing after an asynchronous one (AIO,
+	 * io_uring), and the request does not say which it is, so the daemon
+	 * commits the file's nodes itself; the data went through already.  A
+	 * synchronous caller's FSYNC then finds nothing new.
+	 */
+	if (n > 0 && direct_write(fi) && (fi->flags & O_DSYNC)) {
+		int serr = f2fs_fsync(fs->sb, f2fs_fuse_nid(fs, ino), (fi->flags & O_SYNC) != O_SYNC);
+
+		if (serr)
+			n = serr;
+	}
 	if (killed)
 		f2fs_fuse_inval_attrs(fs, ino);
 	if (n > 0 && direct_write(fi))

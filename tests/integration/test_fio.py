@@ -114,3 +114,39 @@ def test_direct_aio_at_enospc(f2fs_fuse, fio_bin, tmp_path, engine):
         img.finish(check_inodes=False)
     finally:
         img.close()
+
+
+@pytest.mark.parametrize("engine", ["libaio", "io_uring"])
+def test_direct_dsync_aio_survives_crash(f2fs_fuse, fio_bin, tmp_path, engine):
+    """Asynchronous O_DIRECT | O_DSYNC writes to a file made just before
+    are durable when they complete (fstests generic/703): the kernel's
+    FUSE sends no FSYNC after an asynchronous direct write, so the daemon
+    commits the file's nodes itself. After SIGKILL the file and what fio
+    wrote are there."""
+    if not engine_works_here(engine, 1, tmp_path):
+        pytest.skip("%s with O_DIRECT does not work on this host" % engine)
+    img = RWImage(f2fs_fuse, tmp_path, size=256 * MiB,
+                  options=["rw", "checkpoint_interval=3600"])
+    try:
+        p = img.mount()
+        path = os.path.join(p, "foo")
+        with open(path, "wb") as f:
+            os.posix_fallocate(f.fileno(), 0, 16 * MiB)
+        cmd = ["fio", "--name=dsync", "--filename=" + path, "--ioengine=" + engine,
+               "--direct=1", "--sync=1", "--bs=64k", "--rw=randwrite", "--size=16m",
+               "--iodepth=4", "--randseed=7", "--number_ios=64"]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stdout[-2000:]
+        with open(path, "rb") as f:
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+            before = f.read()
+        img.crash()
+        fsutil.fsck_check(img.image)
+        p = img.mount()
+        with open(os.path.join(p, "foo"), "rb") as f:
+            assert f.read() == before
+        img.finish(check_inodes=False)
+    finally:
+        img.close()
+
