@@ -447,6 +447,7 @@ void f2fs_fuse_help(void)
 	       "                           kernel's 128)\n"
 	       "    -o fsync_checkpoint    every fsync() commits a checkpoint instead of\n"
 	       "                           logging the file for roll-forward recovery\n"
+	       "                           (fastboot: the kernel's name for it)\n"
 	       "    -o relatime            a read updates the access time if it is not newer\n"
 	       "                           than the last change, or a day old (the default)\n"
 	       "    -o strictatime         every read updates the access time\n"
