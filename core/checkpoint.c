@@ -409,6 +409,11 @@ static int sync_fs_locked(struct f2fs_sb *sb, bool umount)
 	int err;
 
 	f2fs_lock_all(sb);
+	/* checkpoints stopped while this waited (a failed fsync, a device error) */
+	if (f2fs_cp_error(sb)) {
+		f2fs_unlock_all(sb);
+		return -EIO;
+	}
 	/* block_operations: the quota files first, their nodes go with the rest */
 	err = f2fs_quota_sync(sb);
 	if (!err)

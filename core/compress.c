@@ -875,7 +875,7 @@ static int queue_read(struct f2fs_dic *dic, uint32_t *nseg, uint32_t pblk, uint3
 {
 	struct iovec iov = { buf, (size_t)nr * F2FS_BLKSIZE };
 	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .blkaddr = pblk, .nr_blocks = nr,
-				.iov = &iov, .iovcnt = 1 };
+				.iov = &iov, .iovcnt = 1, .file_data = true };
 
 	dic->segs[(*nseg)++] = (struct read_seg){ buf, lblk, nr };
 	return f2fs_plug_add(dic->plug, &bio);
@@ -1161,7 +1161,7 @@ static int queue_block(struct f2fs_plug *plug, const struct fscrypt_inode_info *
 	struct iovec one = { (void *)data, F2FS_BLKSIZE };
 	struct f2fs_crypt_ctx cc;
 	struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = addr, .nr_blocks = 1,
-				.iov = &one, .iovcnt = 1 };
+				.iov = &one, .iovcnt = 1, .file_data = true };
 
 	if (ci) {
 		f2fs_crypt_ctx(ci, lblk, &cc);

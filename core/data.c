@@ -333,7 +333,7 @@ static int read_run(struct f2fs_sb *sb, uint32_t pblk, uint32_t nblocks, uint32_
 
 	struct f2fs_bio bio = {
 		.op = F2FS_BIO_READ, .blkaddr = pblk, .nr_blocks = nblocks,
-		.iov = iov, .iovcnt = iovcnt, .crypt = crypt,
+		.iov = iov, .iovcnt = iovcnt, .crypt = crypt, .file_data = true,
 	};
 	err = f2fs_submit_bio(sb->dev, &bio);
 	if (!err) {
@@ -519,12 +519,14 @@ int f2fs_should_serialize_io(struct f2fs_sb *sb, const struct f2fs_inode *inode,
 }
 
 /* The current contents of file block lblk (zeros for a hole), to be merged with a partial write. */
-static int read_block_at(struct f2fs_sb *sb, const struct fscrypt_inode_info *ci,
-			 uint32_t lblk, uint32_t pblk, uint8_t *buf)
+static int read_block_at(struct f2fs_sb *sb, const struct f2fs_inode *inode,
+			 const struct fscrypt_inode_info *ci, uint32_t lblk, uint32_t pblk,
+			 uint8_t *buf)
 {
 	struct iovec iov = { buf, F2FS_BLKSIZE };
 	struct f2fs_crypt_ctx cc;
-	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
+	struct f2fs_bio bio = { .op = F2FS_BIO_READ, .nr_blocks = 1, .iov = &iov, .iovcnt = 1,
+				.file_data = S_ISREG(inode->mode) };
 
 	if (pblk == COMPRESS_ADDR)
 		return -EOPNOTSUPP;
@@ -546,7 +548,7 @@ int f2fs_read_for_merge(struct f2fs_sb *sb, struct f2fs_inode *inode,
 	uint32_t pblk, n;
 	int err = f2fs_map_blocks(sb, inode, lblk, 1, &pblk, &n);
 
-	return err ? err : read_block_at(sb, ci, lblk, pblk, buf);
+	return err ? err : read_block_at(sb, inode, ci, lblk, pblk, buf);
 }
 
 /* Charge n new blocks (inc_valid_block_count: the quota first, then the space). */
@@ -591,7 +593,7 @@ static int merge_source(struct f2fs_sb *sb, struct f2fs_inode *inode, struct f2f
 		return err;
 	if (is_hole(pblk) && lblk < inode->atomic_keep)
 		return f2fs_read_for_merge(sb, inode, ci, lblk, buf);
-	return read_block_at(sb, ci, lblk, pblk, buf);
+	return read_block_at(sb, inode, ci, lblk, pblk, buf);
 }
 
 /*
@@ -744,7 +746,8 @@ static int write_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, const uint
 						      src + (b * F2FS_BLKSIZE - off);
 				struct iovec one = { (void *)data, F2FS_BLKSIZE };
 				struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = a,
-							.nr_blocks = 1, .iov = &one, .iovcnt = 1 };
+							.nr_blocks = 1, .iov = &one, .iovcnt = 1,
+							.file_data = S_ISREG(inode->mode) };
 				struct f2fs_crypt_ctx cc;
 
 				if (err) {
@@ -1297,7 +1300,7 @@ int f2fs_allocate_pinned_blocks(struct f2fs_sb *sb, struct f2fs_inode *inode, ui
 			uint32_t old = get_le32(dn->addrs + 4 * i), addr;
 			struct iovec one = { (void *)zeros, F2FS_BLKSIZE };
 			struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .nr_blocks = 1, .iov = &one,
-						.iovcnt = 1 };
+						.iovcnt = 1, .file_data = true };
 			struct f2fs_crypt_ctx cc;
 
 			if (old != NULL_ADDR && old != NEW_ADDR)

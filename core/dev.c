@@ -34,6 +34,7 @@ struct f2fs_dev {
 	uint64_t size;		/* bytes */
 	bool readonly, direct;
 	atomic_bool stopped;	/* shut down: writes fail with -EIO */
+	atomic_uint meta_errors;	/* see f2fs_dev_meta_errors */
 
 	struct f2fs_buf_stash bounce;
 
@@ -901,8 +902,11 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 	} else {
 		err = dev_rw(dev, write, bio->iov, bio->iovcnt, off, total);
 	}
-	if (err)
+	if (err) {
+		if (!bio->file_data && err != -ENOMEM)
+			atomic_fetch_add(&dev->meta_errors, 1);
 		return err;
+	}
 	if (!write && bio->crypt) {
 		err = do_crypt(bio->crypt, false, bio->iov, bio->iovcnt, NULL);
 		if (err)
@@ -1045,10 +1049,20 @@ void f2fs_dev_stop_writes(struct f2fs_dev *dev)
 
 int f2fs_dev_flush(struct f2fs_dev *dev)
 {
+	int err;
+
 	if (dev->readonly || dev->holding || atomic_load(&dev->stopped))
 		return 0;
 	atomic_fetch_add(&dev->flushes, 1);
-	return dev->ops->flush(dev);
+	err = dev->ops->flush(dev);
+	if (err)
+		atomic_fetch_add(&dev->meta_errors, 1);
+	return err;
+}
+
+unsigned int f2fs_dev_meta_errors(const struct f2fs_dev *dev)
+{
+	return atomic_load((atomic_uint *)&dev->meta_errors);
 }
 
 void f2fs_dev_get_stats(struct f2fs_dev *dev, struct f2fs_io_stats *st)
@@ -1083,7 +1097,8 @@ int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr)
  */
 bool f2fs_bio_mergeable(const struct f2fs_bio *a, const struct f2fs_bio *b)
 {
-	if (a->op != b->op || (uint64_t)a->blkaddr + a->nr_blocks != b->blkaddr)
+	if (a->op != b->op || (uint64_t)a->blkaddr + a->nr_blocks != b->blkaddr ||
+	    a->file_data != b->file_data)
 		return false;
 	if (!a->crypt || !b->crypt)
 		return !a->crypt && !b->crypt;
@@ -1159,6 +1174,7 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 	if (!plug->bio.nr_blocks) {
 		plug->bio.op = bio->op;
 		plug->bio.blkaddr = bio->blkaddr;
+		plug->bio.file_data = bio->file_data;
 		plug->has_crypt = bio->crypt != NULL;
 		if (bio->crypt)
 			plug->crypt = *bio->crypt;

@@ -79,6 +79,10 @@ struct f2fs_bio {
 	const struct iovec *iov;
 	int iovcnt;
 	const struct f2fs_crypt_ctx *crypt;	/* NULL: no encryption */
+	/* a regular file's contents: a failure concerns that file alone (the
+	 * caller reports it); any other failed bio counts in the device's
+	 * metadata errors (f2fs_dev_meta_errors) */
+	bool file_data;
 };
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out);
@@ -127,6 +131,8 @@ void f2fs_submit_bios(struct f2fs_dev *dev, const struct f2fs_bio *bios, int *er
 /* Convenience: read nr contiguous blocks into one buffer. */
 int f2fs_dev_read(struct f2fs_dev *dev, uint32_t blkaddr, void *buf, uint32_t nr);
 int f2fs_dev_flush(struct f2fs_dev *dev);
+/* Failed bios other than file data, and failed flushes, since the device opened. */
+unsigned int f2fs_dev_meta_errors(const struct f2fs_dev *dev);
 int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr);
 /* From now on every write is refused (-EIO): a shut-down mount. */
 void f2fs_dev_stop_writes(struct f2fs_dev *dev);
@@ -1257,6 +1263,9 @@ struct f2fs_sb {
 	/* F2FS_IOC_SHUTDOWN stopped checkpoints (the kernel's f2fs_cp_error):
 	 * changes fail with -EIO and nothing more reaches the device */
 	atomic_bool cp_error;
+	/* the device's metadata errors when the mount finished: a later one
+	 * stops checkpoints (f2fs_cp_error) */
+	unsigned int dev_errors_seen;
 
 	/* writers take cp_rwsem shared; a checkpoint takes it exclusively */
 	pthread_rwlock_t cp_rwsem;
@@ -1349,9 +1358,20 @@ int f2fs_crypt_symlink(struct f2fs_sb *sb, struct f2fs_inode *inode, const char 
  * every change holds cp_rwsem shared while it runs, so a checkpoint or a
  * cleaning pass, which hold it alone, sees none half done.
  */
+bool f2fs_note_dev_errors(struct f2fs_sb *sb);
+/*
+ * Checkpoints stopped: by a shutdown or a failed commit, or because a
+ * metadata read or write failed on a writable mount.  A change that met
+ * the error may be half made, in memory, with no way back; what the
+ * device holds (the last checkpoint, fsync()ed nodes) stays consistent.
+ */
 static inline bool f2fs_cp_error(const struct f2fs_sb *sb)
 {
-	return atomic_load((atomic_bool *)&sb->cp_error);
+	if (atomic_load((atomic_bool *)&sb->cp_error))
+		return true;
+	return !sb->opts.readonly && sb->sm && sb->dev &&
+	       f2fs_dev_meta_errors(sb->dev) != sb->dev_errors_seen &&
+	       f2fs_note_dev_errors((struct f2fs_sb *)sb);
 }
 static inline bool f2fs_writable(const struct f2fs_sb *sb)
 {

@@ -47,6 +47,12 @@ int f2fs_corrupted(struct f2fs_sb *sb, const char *fmt, ...)
 	return -EUCLEAN;
 }
 
+bool f2fs_note_dev_errors(struct f2fs_sb *sb)
+{
+	f2fs_stop_checkpoint(sb, -EIO, "a metadata read or write");
+	return true;
+}
+
 int f2fs_stop_checkpoint(struct f2fs_sb *sb, int err, const char *what)
 {
 	if (!atomic_exchange(&sb->cp_error, true))

@@ -1542,7 +1542,10 @@ int f2fs_fsync_node_pages(struct f2fs_sb *sb, uint32_t ino, bool dent_mark, bool
 		pthread_mutex_unlock(&t->fsync_lock);
 
 		start = now_ns(CLOCK_MONOTONIC);
-		err = write_fsync_batch(sb, batch, &written);
+		written = 0;
+		/* nothing is committed once checkpoints stopped: a change that
+		 * met a device error may be half made in these nodes */
+		err = f2fs_cp_error(sb) ? -EIO : write_fsync_batch(sb, batch, &written);
 		if (!err)
 			err = f2fs_dev_flush(sb->dev);
 		/* the NAT already names the batch's node blocks */

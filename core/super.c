@@ -475,6 +475,7 @@ int f2fs_remount_rw(struct f2fs_sb *sb, const char *path)
 			 err == -EBUSY ? "another read-only mount shares it" : strerror(-err));
 		return err;
 	}
+	sb->dev_errors_seen = f2fs_dev_meta_errors(sb->dev);
 	err = build_write_state(sb);
 	if (!err) {
 		/* as a change does: no checkpoint (an fsync's) in the middle */
@@ -500,6 +501,8 @@ static int mount_common(struct f2fs_sb *sb, struct f2fs_sb **out)
 
 	if (!err && !sb->opts.readonly)
 		err = enable_write(sb);
+	/* errors the mount met and got past (a torn checkpoint pack) */
+	sb->dev_errors_seen = f2fs_dev_meta_errors(sb->dev);
 
 	if (err) {
 		sb_free(sb);
