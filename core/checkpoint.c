@@ -149,8 +149,9 @@ int f2fs_get_valid_checkpoint(struct f2fs_sb *sb)
 		pick = (int64_t)(ver[1] - ver[0]) > 0 ? 1 : 0;
 	else
 		pick = ok[0] ? 0 : 1;
+	/* what a crash during a checkpoint leaves: not worth a warning */
 	if (!(ok[0] && ok[1]))
-		f2fs_warn(sb, "checkpoint: pack %d is invalid, using pack %d", 2 - pick, pick + 1);
+		f2fs_info(sb, "checkpoint: pack %d is invalid, using pack %d", 2 - pick, pick + 1);
 
 	sb->cur_cp_pack = (uint32_t)pick + 1;
 	sb->cp_ver = ver[pick];
