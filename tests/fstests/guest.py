@@ -87,6 +87,8 @@ echo 127.0.0.1 localhost fstests-guest > /etc/hosts
 # udev makes /dev/mapper's nodes, which fstests waits for
 /lib/systemd/systemd-udevd --daemon
 udevadm trigger --action=add >/dev/null 2>&1; udevadm settle
+# the daemon's messages (it logs to syslog once in the background)
+busybox syslogd -O /fstests-out/syslog
 modprobe fuse
 modprobe loop
 for t in flakey log-writes snapshot thin-pool delay; do modprobe dm-$t; done
