@@ -629,6 +629,18 @@ static const struct f2fs_dev_ops mem_ops = {
 	.in_memory = true,
 };
 
+/*
+ * The host reports a failed write back of its page cache to the next
+ * fsync, through a descriptor opened after the failure too: a previous
+ * user's lost writes (a mount that met a failing device and exited) would
+ * fail this mount's first checkpoint.  Nothing of this mount is written
+ * yet, so the error is not ours: take it now and let it go.
+ */
+static void forget_old_errors(struct f2fs_dev *dev)
+{
+	(void)dev->ops->flush(dev);
+}
+
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out)
 {
 	struct f2fs_dev *dev = dev_alloc(&file_ops);
@@ -658,6 +670,8 @@ int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev 
 		dev->bounce.huge = true;
 		dev->bounce.min_blocks = BOUNCE_HUGE_BLOCKS;
 	}
+	if (!readonly)
+		forget_old_errors(dev);
 	*out = dev;
 	return 0;
 }
@@ -677,8 +691,10 @@ int f2fs_dev_reopen_rw(struct f2fs_dev *dev, const char *path)
 	if (dev->ops != &file_ops && dev->ops != &blkdev_ops)
 		return -EROFS;
 	err = f2fs_plat_reopen_rw(dev->fd, path, dev->direct);
-	if (!err)
+	if (!err) {
 		dev->readonly = false;
+		forget_old_errors(dev);
+	}
 	return err;
 }
 
@@ -731,6 +747,8 @@ int f2fs_dev_open_ops(const struct f2fs_dev_ops *ops, void *priv, uint64_t size,
 	dev->priv = priv;
 	dev->size = size - size % F2FS_BLKSIZE;
 	dev->readonly = readonly;
+	if (!readonly)
+		forget_old_errors(dev);
 	*out = dev;
 	return 0;
 }

@@ -240,6 +240,15 @@ static void workload(struct f2fs_sb *sb, unsigned int steps)
 
 static unsigned int runs;
 
+static int create(struct f2fs_sb *sb, const char *name)
+{
+	const struct f2fs_cred cred = { .umask = 022 };
+	struct f2fs_stat st;
+
+	return f2fs_mknod(sb, f2fs_root_ino(sb), name, strlen(name), S_IFREG | 0644, 0, 0, &cred,
+			  &st);
+}
+
 /* The workload of `seed` over a device that fails from request fail_at on; the requests made. */
 static unsigned long one(const struct rwimage *im, uint32_t seed, unsigned long fail_at,
 			 unsigned long heal_at, bool direct, bool writeback)
@@ -285,20 +294,32 @@ static unsigned long one(const struct rwimage *im, uint32_t seed, unsigned long 
 	f2fs_umount(sb);
 medium:
 	settle(&f);	/* no failure came: what was written stays */
-	free(f.pend);
-	free(f.cache);
 	runs++;
-	back.buf = f.medium;
-	err = rw_mount(&back);
+	/*
+	 * The device works again; a lost write the last mount never flushed
+	 * after is still to be reported, to whoever flushes first.
+	 */
+	f.failed = false;
+	f.fail_at = f.heal_at = ULONG_MAX;
+	memcpy(f.cache, f.medium, f.len);
+	err = f2fs_dev_open_ops(&faulty_ops, &f, f.len, false, &dev);
+	if (!err)
+		err = f2fs_mount_dev(dev, &o, &sb);
 	CHECK(err == 0, "seed %u, failure at %lu: the medium mounts writable: %d (%s)", seed,
 	      fail_at, err, rw_last_error);
-	if (back.sb) {
-		f2fs_umount(back.sb);
-		back.sb = NULL;
+	if (!err) {
+		CHECK(create(sb, "new") == 0 && f2fs_sync_fs(sb, false) == 0,
+		      "seed %u, failure at %lu: the medium takes a change: %s", seed, fail_at,
+		      rw_last_error);
+		f2fs_umount(sb);
+		settle(&f);
+		back.buf = f.medium;
 		CHECK(rw_fsck_clean(&back), "seed %u, failure at %lu to %lu (%s%s): fsck.f2fs",
 		      seed, fail_at, heal_at, direct ? "direct" : "cached",
 		      writeback ? ", writeback" : "");
 	}
+	free(f.pend);
+	free(f.cache);
 	free(f.medium);
 	return f.ops;
 }
