@@ -1091,7 +1091,9 @@ static int writeback_ino(struct f2fs_sb *sb, uint32_t ino, bool background)
 		return 0;
 	f2fs_balance_fs(sb);
 	f2fs_lock_op(sb);
-	err = f2fs_iget(sb, ino, &inode);
+	/* ino was listed before: the inode may have been freed since, which
+	 * is -ESTALE from a request's load, not an inconsistency */
+	err = f2fs_iget_req(sb, ino, &inode);
 	if (err) {
 		f2fs_unlock_op(sb);
 		return err == -ENOENT || err == -ESTALE ? 0 : err;

@@ -6,6 +6,12 @@
  * was, where it used to drop a reference it did not own and free the inode
  * under its holders (the rw fuzz target: an open refused for an encrypted
  * inode without a context, then released).
+ *
+ * Writing back an inode named by number (its dirty pages listed earlier)
+ * finds it gone when another thread freed it meanwhile: nothing to do, and
+ * no inconsistency, where a load as if from a dentry took the free NAT
+ * entry for corruption and the next checkpoint asked for fsck (fsstress
+ * with four processes, fsyncs writing every file's pages back).
  */
 #include <fcntl.h>
 
@@ -35,6 +41,19 @@ static void release_pairs(struct rwimage *im)
 	      "the file kept its data: size %llu", (unsigned long long)st.size);
 }
 
+static void writeback_freed(struct rwimage *im)
+{
+	uint32_t ino = rw_create(im, "freed");
+	struct f2fs_status st;
+
+	if (!ino)
+		return;
+	CHECK(f2fs_unlink(im->sb, f2fs_root_ino(im->sb), "freed", 5) == 0, "unlink");
+	CHECK(f2fs_writeback_file(im->sb, ino) == 0, "write back of a freed inode");
+	CHECK(f2fs_get_status(im->sb, &st) == 0 && !st.need_fsck, "no inconsistency: %s",
+	      rw_last_error);
+}
+
 int main(void)
 {
 	struct rwimage im;
@@ -42,6 +61,7 @@ int main(void)
 	if (!rw_image(&im, NULL, 64))
 		return check_done("test_file");
 	release_pairs(&im);
+	writeback_freed(&im);
 	CHECK(rw_nr_errors == 0, "no error reported: %s", rw_last_error);
 	rw_done(&im);
 	return check_done("test_file");
