@@ -20,6 +20,7 @@
 #   make fstests    fstests' quick group against the mount, needs root
 #                   (FSTESTS_ARGS="-g auto"; results: docs/conformance.md)
 #   make fstests-guest  the same in a qemu guest whose kernel has device-mapper
+#   make fsstress   fstests' fsstress with several processes, six mount setups
 #   make test-fresh make demo and make test-unit as the first commands on a
 #                   pristine Debian root (debootstrap, chroot; needs root)
 #   make install    PREFIX=/usr/local
@@ -246,6 +247,12 @@ fstests: all
 .PHONY: fstests-guest
 fstests-guest: all
 	FSTESTS_GUEST=1 F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) tests/fstests/run.sh $(FSTESTS_ARGS)
+
+# fstests' fsstress, several processes, on mounts in six configurations;
+# the daemon must say nothing and fsck.f2fs find nothing (tests/fstests/stress.sh)
+.PHONY: fsstress
+fsstress: all
+	FSTESTS_STRESS=1 F2FS_FUSE=$(abspath $(BUILD)/f2fs-fuse) tests/fstests/run.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory all

@@ -45,6 +45,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
+# FSTESTS_STRESS=1: fstests' fsstress on f2fs-fuse mounts (stress.sh).
+if [ -n "${FSTESTS_STRESS:-}" ]; then
+    exec "$HERE/stress.sh" "$SRC" "$BIN"
+fi
+
 # FSTESTS_GUEST=1: run inside a qemu guest booted from Debian's kernel, whose
 # device-mapper targets (flakey, error, log-writes, thin) this machine's
 # kernel may lack; see guest.py.

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# make fsstress: fstests' fsstress, several processes at once, on f2fs-fuse
+# mounts of fresh images in a few configurations.  A run passes when the
+# daemon said nothing (no warning, no error: a need-fsck mark would say
+# one), unmounted cleanly, and fsck.f2fs finds nothing to fix.
+#
+#   tests/fstests/stress.sh SRC BIN     (run.sh calls it with FSTESTS_STRESS=1)
+#
+# FSSTRESS_ROUNDS (default 8) rounds of FSSTRESS_OPS (default 5000)
+# operations per process, each round in a new directory with its own seed;
+# every third round removes the round before last's, so small images go
+# through cleaning and near-full allocation again and again.
+# FSSTRESS_ONLY=name runs one configuration.
+set -uo pipefail
+
+SRC=$1
+BIN=$2
+FSSTRESS=$SRC/ltp/fsstress
+WORK=${FSTESTS_DIR:-/var/tmp/f2fs-fuse-fstests}/stress
+ROUNDS=${FSSTRESS_ROUNDS:-8}
+OPS=${FSSTRESS_OPS:-5000}
+
+[ -x "$FSSTRESS" ] || { echo "fsstress: $FSSTRESS not built" >&2; exit 1; }
+
+# name, image size, fsstress processes, mkfs.f2fs features, mount options
+configs=(
+	"plain 2G 4 - -"
+	"direct 2G 4 - direct"
+	"small 300M 8 - dirty_bytes=1M,dirty_expire_ms=100,checkpoint_interval=1"
+	"tiny-cache 1G 6 - cache_size=1048576,extent_cache_size=65536,dcache_size=0"
+	"compress 1G 4 extra_attr,compression compress_extension=*,compress_algorithm=lz4"
+	"nowriteback 1G 4 - nowriteback"
+)
+
+mkdir -p "$WORK"
+failed=()
+for c in "${configs[@]}"; do
+	read -r name size procs features opts <<<"$c"
+	[ -n "${FSSTRESS_ONLY:-}" ] && [ "$FSSTRESS_ONLY" != "$name" ] && continue
+	img=$WORK/$name.img mnt=$WORK/$name.mnt log=$WORK/$name.log
+	rm -f "$img"; truncate -s "$size" "$img"; mkdir -p "$mnt"
+	mkfs_args=(-f -q)
+	[ "$features" != - ] && mkfs_args+=(-O "$features")
+	mkfs.f2fs "${mkfs_args[@]}" "$img" >/dev/null || { failed+=("$name (mkfs)"); continue; }
+	mount_args=(-f)
+	[ "$opts" != - ] && mount_args+=(-o "$opts")
+	"$BIN" "${mount_args[@]}" "$img" "$mnt" >"$log" 2>&1 &
+	daemon=$!
+	for _ in $(seq 50); do mountpoint -q "$mnt" && break; sleep 0.1; done
+	if ! mountpoint -q "$mnt"; then
+		failed+=("$name (mount)"); cat "$log"; continue
+	fi
+	start=$SECONDS
+	for r in $(seq 1 "$ROUNDS"); do
+		"$FSSTRESS" -d "$mnt/r$r" -n "$OPS" -p "$procs" -s "$((r * 7919 + ${#name}))" \
+			>"$WORK/$name.fsstress" 2>&1
+		[ $((r % 3)) = 0 ] && [ "$r" -gt 2 ] && rm -rf "$mnt/r$((r - 2))"
+	done
+	fusermount3 -u "$mnt"
+	wait "$daemon"; rc=$?
+	fsck.f2fs -f --dry-run "$img" >"$WORK/$name.fsck" 2>&1; frc=$?
+	problems=$(grep -cE '\[Fail\]|\[FIX\]|\[ASSERT\]' "$WORK/$name.fsck")
+	printf 'fsstress %-11s %s rounds of %s ops x %s processes, %4d s: ' \
+		"$name" "$ROUNDS" "$OPS" "$procs" "$((SECONDS - start))"
+	if [ "$rc" != 0 ] || [ -s "$log" ] || [ "$frc" != 0 ] || [ "$problems" != 0 ]; then
+		echo "FAILED (daemon exit $rc, fsck exit $frc, $problems fsck problems)"
+		head -20 "$log"; grep -E '\[Fail\]|\[FIX\]|\[ASSERT\]' "$WORK/$name.fsck" | head
+		failed+=("$name")
+	else
+		echo "ok"
+		rm -f "$img"
+	fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "fsstress: failed: ${failed[*]} (images and logs in $WORK)"
+	exit 1
+fi
+echo "fsstress: all passed"
