@@ -7,7 +7,8 @@
 #   tests/fstests/stress.sh SRC BIN     (run.sh calls it with FSTESTS_STRESS=1)
 #
 # FSSTRESS_ROUNDS (default 8) rounds of FSSTRESS_OPS (default 5000)
-# operations per process, each round in a new directory with its own seed;
+# operations per process, each round two instances in a new directory (so
+# processes of each share directories: p0 .. pN), with seeds of its own;
 # every third round removes the round before last's, so small images go
 # through cleaning and near-full allocation again and again.
 # FSSTRESS_ONLY=name runs one configuration.
@@ -52,15 +53,20 @@ for c in "${configs[@]}"; do
 	fi
 	start=$SECONDS
 	for r in $(seq 1 "$ROUNDS"); do
+		# two instances in one tree: their processes share directories
 		"$FSSTRESS" -d "$mnt/r$r" -n "$OPS" -p "$procs" -s "$((r * 7919 + ${#name}))" \
-			>"$WORK/$name.fsstress" 2>&1
+			>"$WORK/$name.fsstress" 2>&1 &
+		other=$!
+		"$FSSTRESS" -d "$mnt/r$r" -n "$OPS" -p "$procs" -s "$((r * 104729 + ${#name}))" \
+			>"$WORK/$name.fsstress2" 2>&1
+		wait "$other"
 		[ $((r % 3)) = 0 ] && [ "$r" -gt 2 ] && rm -rf "$mnt/r$((r - 2))"
 	done
 	fusermount3 -u "$mnt"
 	wait "$daemon"; rc=$?
 	fsck.f2fs -f --dry-run "$img" >"$WORK/$name.fsck" 2>&1; frc=$?
 	problems=$(grep -cE '\[Fail\]|\[FIX\]|\[ASSERT\]' "$WORK/$name.fsck")
-	printf 'fsstress %-11s %s rounds of %s ops x %s processes, %4d s: ' \
+	printf 'fsstress %-11s %s rounds of %s ops x 2 x %s processes, %4d s: ' \
 		"$name" "$ROUNDS" "$OPS" "$procs" "$((SECONDS - start))"
 	if [ "$rc" != 0 ] || [ -s "$log" ] || [ "$frc" != 0 ] || [ "$problems" != 0 ]; then
 		echo "FAILED (daemon exit $rc, fsck exit $frc, $problems fsck problems)"
