@@ -499,10 +499,12 @@ static int mount_common(struct f2fs_sb *sb, struct f2fs_sb **out)
 {
 	int err = fill_super(sb);
 
+	/* errors reading the image that the mount got past (an unreadable
+	 * checkpoint pack); from here on a failed metadata read or write
+	 * stops checkpoints, the roll-forward's included */
+	sb->dev_errors_seen = f2fs_dev_meta_errors(sb->dev);
 	if (!err && !sb->opts.readonly)
 		err = enable_write(sb);
-	/* errors the mount met and got past (a torn checkpoint pack) */
-	sb->dev_errors_seen = f2fs_dev_meta_errors(sb->dev);
 
 	if (err) {
 		sb_free(sb);

@@ -32,6 +32,7 @@ struct faulty {
 	struct pending *pend;		/* writes since the last flush */
 	size_t npend, cap;
 	uint32_t rnd;			/* which of them reach the medium at the failure */
+	uint64_t bad_block;		/* a block no read gets (0: none) */
 };
 
 /*
@@ -81,6 +82,9 @@ static int faulty_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, 
 	struct pending *p;
 
 	if (off > f->len || total > f->len - off)
+		return -EIO;
+	if (!write && f->bad_block && f->bad_block * F2FS_BLKSIZE >= off &&
+	    f->bad_block * F2FS_BLKSIZE < off + total)
 		return -EIO;
 	if (trace)
 		fprintf(stderr, "request %lu: %s of %zu blocks at %lu%s\n", f->ops + 1,
@@ -324,6 +328,49 @@ medium:
 	return f.ops;
 }
 
+/*
+ * A checkpoint pack that cannot be read is an error the mount gets past (it
+ * uses the other pack), not one that stops the mount's checkpoints.
+ */
+static void unreadable_pack(const struct rwimage *im)
+{
+	struct faulty f = { .len = im->len, .fail_at = ULONG_MAX, .heal_at = ULONG_MAX };
+	struct f2fs_mount_opts o = { .log_level = F2FS_LOG_ERR, .log = rw_log };
+	const uint8_t *raw = im->buf + F2FS_SUPER_OFFSET;
+	uint32_t cp = raw[SB_CP_BLKADDR] | raw[SB_CP_BLKADDR + 1] << 8 |
+		      raw[SB_CP_BLKADDR + 2] << 16 | (uint32_t)raw[SB_CP_BLKADDR + 3] << 24;
+	uint32_t log_blocks = raw[SB_LOG_BLOCKS_PER_SEG];
+	struct f2fs_dev *dev;
+	struct f2fs_sb *sb = NULL;
+	int err;
+
+	f.medium = malloc(im->len);
+	f.cache = malloc(im->len);
+	if (!f.medium || !f.cache)
+		goto out;
+	memcpy(f.medium, im->buf, im->len);
+	memcpy(f.cache, im->buf, im->len);
+	for (int pack = 0; pack < 2; pack++) {
+		f.bad_block = cp + ((uint64_t)pack << log_blocks);
+		err = f2fs_dev_open_ops(&faulty_ops, &f, f.len, false, &dev);
+		if (!err)
+			err = f2fs_mount_dev(dev, &o, &sb);
+		CHECK(err == 0, "mount with pack %d unreadable: %d (%s)", pack + 1, err,
+		      rw_last_error);
+		if (err)
+			continue;
+		CHECK(create(sb, pack ? "p2" : "p1") == 0 && f2fs_sync_fs(sb, false) == 0,
+		      "pack %d unreadable: the mount takes a change and a checkpoint (%s)",
+		      pack + 1, rw_last_error);
+		f2fs_umount(sb);
+		settle(&f);
+	}
+out:
+	free(f.pend);
+	free(f.cache);
+	free(f.medium);
+}
+
 int main(void)
 {
 	struct rwimage im;
@@ -337,6 +384,7 @@ int main(void)
 	if (getenv("F2FS_EIO_SEEDS"))
 		seeds = strtoul(getenv("F2FS_EIO_SEEDS"), NULL, 0);
 	trace = getenv("F2FS_EIO_TRACE");
+	unreadable_pack(&im);
 	if (getenv("F2FS_EIO_ONE")) {	/* seed,fail,heal: one case */
 		unsigned long s, a, h;
 
