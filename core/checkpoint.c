@@ -226,11 +226,13 @@ out:
 
 /* ======================= writing a checkpoint ======================= */
 
-static int write_block(struct f2fs_sb *sb, uint32_t blkaddr, const void *buf)
+/* The pack's last block, durable when this returns: the commit. */
+static int write_commit_block(struct f2fs_sb *sb, uint32_t blkaddr, const void *buf)
 {
 	struct iovec iov = { (void *)buf, F2FS_BLKSIZE };
 	struct f2fs_bio bio = {
 		.op = F2FS_BIO_WRITE, .blkaddr = blkaddr, .nr_blocks = 1, .iov = &iov, .iovcnt = 1,
+		.fua = true,
 	};
 
 	return f2fs_submit_bio(sb->dev, &bio);
@@ -375,12 +377,13 @@ int f2fs_write_checkpoint(struct f2fs_sb *sb, bool umount)
 		err = f2fs_submit_bio(sb->dev, &bio);
 	}
 	blkaddr = start + b;
+	/* everything before the commit block is durable first (the kernel's
+	 * PREFLUSH), then the commit block itself (its FUA: with -o direct on a
+	 * block device one FUA write, else the write and a flush) */
 	if (!err)
 		err = f2fs_dev_flush(sb->dev);
 	if (!err)
-		err = write_block(sb, blkaddr, cp);
-	if (!err)
-		err = f2fs_dev_flush(sb->dev);
+		err = write_commit_block(sb, blkaddr, cp);
 	if (err) {
 		f2fs_err(sb, "checkpoint: writing pack %u failed: %s", new_pack, strerror(-err));
 		goto out;

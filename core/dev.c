@@ -532,8 +532,8 @@ static void iov_gather(const struct iovec *iov, int n, uint8_t *dst)
 }
 
 /* Full-length preadv/pwritev, retrying short transfers and EINTR. */
-static int fd_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov_in, int iovcnt,
-		 uint64_t off, size_t total)
+static int fd_transfer(struct f2fs_dev *dev, bool write, bool dsync, const struct iovec *iov_in,
+		       int iovcnt, uint64_t off, size_t total)
 {
 	struct iovec local[DEV_MAX_IOV];
 	struct iovec *iov = local;
@@ -543,8 +543,10 @@ static int fd_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov_in, i
 		return -EINVAL;
 	memcpy(local, iov_in, sizeof(*iov) * (size_t)iovcnt);
 	while (done < total) {
-		ssize_t r = write ? pwritev(dev->fd, iov, iovcnt, (off_t)(off + done))
-				  : preadv(dev->fd, iov, iovcnt, (off_t)(off + done));
+		off_t at = (off_t)(off + done);
+		ssize_t r = !write ? preadv(dev->fd, iov, iovcnt, at) :
+			    dsync ? f2fs_plat_pwritev_dsync(dev->fd, iov, iovcnt, at) :
+			    pwritev(dev->fd, iov, iovcnt, at);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -564,6 +566,18 @@ static int fd_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov_in, i
 		}
 	}
 	return 0;
+}
+
+static int fd_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		 uint64_t off, size_t total)
+{
+	return fd_transfer(dev, write, false, iov, iovcnt, off, total);
+}
+
+static int fd_write_fua(struct f2fs_dev *dev, const struct iovec *iov, int iovcnt, uint64_t off,
+			size_t total)
+{
+	return fd_transfer(dev, true, true, iov, iovcnt, off, total);
 }
 
 /* ---- the file and block device backends ---- */
@@ -592,9 +606,11 @@ static void fd_release(struct f2fs_dev *dev)
 
 static const struct f2fs_dev_ops file_ops = {
 	.rw = fd_rw, .flush = fd_flush, .discard = file_discard, .release = fd_release,
+	.write_fua = fd_write_fua,
 };
 static const struct f2fs_dev_ops blkdev_ops = {
 	.rw = fd_rw, .flush = fd_flush, .discard = blkdev_discard, .release = fd_release,
+	.write_fua = fd_write_fua,
 };
 
 /* ---- the memory backend: the buffer is the caller's and outlives the device ---- */
@@ -873,6 +889,22 @@ static int do_crypt(const struct f2fs_crypt_ctx *c, bool enc, const struct iovec
 	return 0;
 }
 
+/* A write; a FUA one through the backend's own, else followed by a flush. */
+static int dev_write(struct f2fs_dev *dev, bool fua, const struct iovec *iov, int iovcnt,
+		     uint64_t off, size_t total)
+{
+	int err;
+
+	if (fua && !dev->holding && dev->ops->write_fua)
+		return dev->ops->write_fua(dev, iov, iovcnt, off, total);
+	err = dev_rw(dev, true, iov, iovcnt, off, total);
+	if (!err && fua && !dev->holding) {
+		atomic_fetch_add(&dev->flushes, 1);
+		err = dev->ops->flush(dev);
+	}
+	return err;
+}
+
 int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 {
 	bool write = bio->op == F2FS_BIO_WRITE;
@@ -910,15 +942,17 @@ int f2fs_submit_bio(struct f2fs_dev *dev, const struct f2fs_bio *bio)
 			else
 				iov_gather(bio->iov, bio->iovcnt, bounce);
 			if (!err)
-				err = dev_rw(dev, true, &biov, 1, off, total);
+				err = dev_write(dev, bio->fua, &biov, 1, off, total);
 		} else {
 			err = dev_rw(dev, false, &biov, 1, off, total);
 			if (!err)
 				iov_scatter(bio->iov, bio->iovcnt, bounce);
 		}
 		f2fs_stash_put(&dev->bounce, bounce, bounce_blocks);
+	} else if (write) {
+		err = dev_write(dev, bio->fua, bio->iov, bio->iovcnt, off, total);
 	} else {
-		err = dev_rw(dev, write, bio->iov, bio->iovcnt, off, total);
+		err = dev_rw(dev, false, bio->iov, bio->iovcnt, off, total);
 	}
 	if (err) {
 		if (!bio->file_data && err != -ENOMEM)

@@ -83,6 +83,9 @@ struct f2fs_bio {
 	 * caller reports it); any other failed bio counts in the device's
 	 * metadata errors (f2fs_dev_meta_errors) */
 	bool file_data;
+	/* a write durable once done, as the kernel's REQ_FUA: on the device
+	 * before anything written after it, nothing said of what came before */
+	bool fua;
 };
 
 int f2fs_dev_open(const char *path, bool readonly, bool direct, struct f2fs_dev **out);
@@ -100,6 +103,10 @@ struct f2fs_dev_ops {
 	int (*flush)(struct f2fs_dev *dev);
 	int (*discard)(struct f2fs_dev *dev, uint64_t off, uint64_t len);
 	void (*release)(struct f2fs_dev *dev);
+	/* optional: a write durable when it returns (a FUA write), without
+	 * flushing what came before; NULL: the write, then a flush */
+	int (*write_fua)(struct f2fs_dev *dev, const struct iovec *iov, int iovcnt, uint64_t off,
+			 size_t total);
 	/* transfers are memory copies: several in flight gain nothing, so
 	 * f2fs_submit_bios runs them one after the other in the caller */
 	bool in_memory;
@@ -204,6 +211,9 @@ bool f2fs_plat_write_protected(const char *path);
 void f2fs_plat_share_claim(int fd);
 uint64_t f2fs_plat_makedev(uint32_t major, uint32_t minor);
 int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len);
+/* pwritev that returns once the data is durable (Linux: RWF_DSYNC, which an
+ * O_DIRECT block device turns into a FUA write) */
+ssize_t f2fs_plat_pwritev_dsync(int fd, const struct iovec *iov, int iovcnt, off_t off);
 /* Zeroed anonymous memory, page-aligned (2 MiB-aligned and huge-page backed if it can be). */
 void *f2fs_plat_map_anon(size_t bytes);
 void f2fs_plat_unmap_anon(void *p, size_t bytes);

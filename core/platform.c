@@ -330,6 +330,22 @@ void f2fs_random_bytes(void *buf, size_t len)
 	}
 }
 
+ssize_t f2fs_plat_pwritev_dsync(int fd, const struct iovec *iov, int iovcnt, off_t off)
+{
+	ssize_t r;
+
+#if defined(__linux__) && defined(RWF_DSYNC)
+	r = pwritev2(fd, iov, iovcnt, off, RWF_DSYNC);
+	if (r >= 0 || (errno != EOPNOTSUPP && errno != ENOSYS))
+		return r;
+#endif
+	/* no per-write sync here: the write, then the whole cache */
+	r = pwritev(fd, iov, iovcnt, off);
+	if (r >= 0 && fsync(fd) < 0)
+		return -1;
+	return r;
+}
+
 int f2fs_plat_discard(int fd, bool is_blkdev, uint64_t off, uint64_t len)
 {
 #if defined(__linux__)
