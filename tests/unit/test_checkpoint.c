@@ -146,6 +146,88 @@ out:
 	free(l.medium);
 }
 
+/*
+ * A checkpoint commits with its closing block as a FUA write after one
+ * flush, as the kernel's (REQ_PREFLUSH | REQ_FUA); the backend's own FUA
+ * write when it has one.
+ */
+struct fua_dev {
+	uint8_t *medium;
+	size_t len;
+	unsigned int flushes, fua_writes;
+	uint64_t fua_off;
+};
+
+static int fua_rw(struct f2fs_dev *dev, bool write, const struct iovec *iov, int iovcnt,
+		  uint64_t off, size_t total)
+{
+	struct fua_dev *f = f2fs_dev_priv(dev);
+
+	for (int i = 0; i < iovcnt; off += iov[i].iov_len, i++) {
+		if (write)
+			memcpy(f->medium + off, iov[i].iov_base, iov[i].iov_len);
+		else
+			memcpy(iov[i].iov_base, f->medium + off, iov[i].iov_len);
+	}
+	return 0;
+}
+
+static int fua_write(struct f2fs_dev *dev, const struct iovec *iov, int iovcnt, uint64_t off,
+		     size_t total)
+{
+	struct fua_dev *f = f2fs_dev_priv(dev);
+
+	f->fua_writes++;
+	f->fua_off = off;
+	return fua_rw(dev, true, iov, iovcnt, off, total);
+}
+
+static int fua_flush(struct f2fs_dev *dev)
+{
+	((struct fua_dev *)f2fs_dev_priv(dev))->flushes++;
+	return 0;
+}
+
+static const struct f2fs_dev_ops fua_ops = {
+	.rw = fua_rw, .flush = fua_flush, .discard = lossy_discard,
+	.release = lossy_release, .write_fua = fua_write, .in_memory = true,
+};
+
+static void commit_is_fua(const struct rwimage *im)
+{
+	struct fua_dev f = { .len = im->len };
+	struct f2fs_mount_opts o = { .log_level = F2FS_LOG_ERR, .log = rw_log };
+	struct f2fs_dev *dev;
+	struct f2fs_sb *sb = NULL;
+	unsigned int flushes;
+	uint64_t pack_end;
+	int err;
+
+	f.medium = malloc(im->len);
+	if (!f.medium)
+		return;
+	memcpy(f.medium, im->buf, im->len);
+	err = f2fs_dev_open_ops(&fua_ops, &f, f.len, false, &dev);
+	if (!err)
+		err = f2fs_mount_dev(dev, &o, &sb);
+	CHECK(err == 0, "mount: %d (%s)", err, rw_last_error);
+	if (sb) {
+		CHECK(create(sb, "one", NULL) == 0, "a change");
+		f.fua_writes = 0;
+		flushes = f.flushes;
+		CHECK(f2fs_sync_fs(sb, false) == 0, "checkpoint");
+		CHECK(f.fua_writes == 1, "one FUA write per checkpoint (%u)", f.fua_writes);
+		CHECK(f.flushes - flushes == 1, "one flush before it (%u)", f.flushes - flushes);
+		/* the closing block of the pack just written: the last of its blocks */
+		pack_end = ((uint64_t)f2fs_cp_pack_start(sb) +
+			    get_le32(sb->ckpt + CP_PACK_TOTAL_BLOCK_COUNT) - 1) * F2FS_BLKSIZE;
+		CHECK(f.fua_off == pack_end, "the FUA write is the pack's closing block (%llu, "
+		      "not %llu)", (unsigned long long)f.fua_off, (unsigned long long)pack_end);
+		f2fs_umount(sb);
+	}
+	free(f.medium);
+}
+
 int main(void)
 {
 	struct rwimage im;
@@ -156,6 +238,7 @@ int main(void)
 	im.sb = NULL;
 	lose_writes(&im, false);
 	lose_writes(&im, true);
+	commit_is_fua(&im);
 	rw_nr_errors = 0;
 	rw_done(&im);
 	return check_done("test_checkpoint");
