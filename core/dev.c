@@ -857,9 +857,11 @@ int f2fs_dev_release_writes(struct f2fs_dev *dev, bool commit)
 	dev->holding = false;
 	for (uint32_t i = 0; commit && !err && i < dev->nr_held; i++) {
 		struct iovec iov = { .iov_base = dev->held[i].data, .iov_len = F2FS_BLKSIZE };
+		struct f2fs_bio bio = { .op = F2FS_BIO_WRITE, .blkaddr = dev->held[i].blkaddr,
+					.nr_blocks = 1, .iov = &iov, .iovcnt = 1 };
 
-		err = dev->ops->rw(dev, true, &iov, 1, (uint64_t)dev->held[i].blkaddr * F2FS_BLKSIZE,
-				   F2FS_BLKSIZE);
+		/* as any write: the held copies are not aligned for O_DIRECT */
+		err = f2fs_submit_bio(dev, &bio);
 	}
 	free(dev->held);
 	dev->held = NULL;
