@@ -44,6 +44,20 @@ start_daemon() {
 	return 1
 }
 
+# fsck.f2fs before 1.16 walks a hole in an indirect node of a compressed
+# file with the wrong number of addresses per block (fixed upstream in July
+# 2023, "should use inode when updating file offset"): past the hole it
+# finds cluster heads off their cluster boundaries and miscounts i_blocks.
+# The kernel's f2fs draws the same complaint (its reproducer: a 4-block
+# write of zeros at block 3944 of a compressed file; f2fs-fuse gives the
+# same image and the same output).  With such an fsck, a check of the
+# compressed setup whose problems are exactly those is reported, not failed.
+old_fsck_compress_miscount() {
+	fsck.f2fs -V 2>&1 | grep -qE 'fsck.f2fs 1\.(1[0-5]|[0-9])\.' || return 1
+	! grep -E '\[Fail\]|\[FIX\]|\[ASSERT\]' "$1" | grep -vqE \
+		'\] dn\.addr\[[0-9]+\] = 0$|has i_blocks: [0-9a-f]+, but has [0-9]+ blocks$|\] i_blocks=0x[0-9a-f]+ -> 0x[0-9a-f]+$|\] i_compr_blocks=0x[0-9a-f]+ -> 0x[0-9a-f]+$|valid_block_count matching with CP +\[Fail\]|other corrupted bugs +\[Fail\]'
+}
+
 mkdir -p "$WORK"
 failed=()
 for c in "${configs[@]}"; do
@@ -90,6 +104,12 @@ for c in "${configs[@]}"; do
 	wait "$daemon"; rc=$?
 	fsck.f2fs -f --dry-run "$img" >"$WORK/$name.fsck" 2>&1; frc=$?
 	problems=$(grep -cE '\[Fail\]|\[FIX\]|\[ASSERT\]' "$WORK/$name.fsck")
+	if [ "$problems" != 0 ] && [ "$features" != - ] && [[ "$features" == *compression* ]] &&
+	   old_fsck_compress_miscount "$WORK/$name.fsck"; then
+		echo "fsstress $name: fsck.f2fs $(fsck.f2fs -V 2>&1 | awk '{print $2}') miscounts a" \
+		     "sparse compressed file (its known bug, fixed upstream); not counted"
+		problems=0 frc=0
+	fi
 	printf 'fsstress %-11s %s rounds of %s ops x 2 x %s processes, %4d s: ' \
 		"$name" "$ROUNDS" "$OPS" "$procs" "$((SECONDS - start))"
 	said=$(grep -vE ': roll-forward recovery: [0-9]+ (fsync\(\)ed )?node block|: recovery: inode [0-9]+, name .*: ok$|: checkpoint: pack [12] is invalid, using pack [12]$' "$log")
