@@ -1147,12 +1147,13 @@ int f2fs_dev_discard(struct f2fs_dev *dev, uint32_t blkaddr, uint32_t nr)
 /*
  * blk-crypto's rule (bio_crypt_ctx_mergeable): b may follow a in one
  * request when it starts where a ends and either neither carries a crypt
- * context or both use the same key with b's DUN following a's last.
+ * context or both use the same key with b's DUN following a's last.  Also
+ * the same kind (file data or not), and a FUA write stays alone.
  */
 bool f2fs_bio_mergeable(const struct f2fs_bio *a, const struct f2fs_bio *b)
 {
 	if (a->op != b->op || (uint64_t)a->blkaddr + a->nr_blocks != b->blkaddr ||
-	    a->file_data != b->file_data)
+	    a->file_data != b->file_data || a->fua || b->fua)
 		return false;
 	if (!a->crypt || !b->crypt)
 		return !a->crypt && !b->crypt;
@@ -1229,6 +1230,7 @@ int f2fs_plug_add(struct f2fs_plug *plug, const struct f2fs_bio *bio)
 		plug->bio.op = bio->op;
 		plug->bio.blkaddr = bio->blkaddr;
 		plug->bio.file_data = bio->file_data;
+		plug->bio.fua = bio->fua;	/* alone in the plug: never merged */
 		plug->has_crypt = bio->crypt != NULL;
 		if (bio->crypt)
 			plug->crypt = *bio->crypt;

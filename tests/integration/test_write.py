@@ -1185,10 +1185,7 @@ def test_fastboot_fsync_checkpoints(rwimage):
     for opts, seen in (((no_periodic, "fastboot"), True), ((no_periodic,), False)):
         img = rwimage(options=opts, name="fb%d" % len(opts))
         p = img.mount()
-        with open(os.path.join(p, "f"), "wb") as f:
-            f.write(b"fast")
-            f.flush()
-            os.fsync(f.fileno())
+        write_file(os.path.join(p, "f"), b"fast", sync=True)
         img.crash()
         p = img.mount(ro=True)
         try:

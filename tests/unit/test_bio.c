@@ -53,6 +53,13 @@ static void rule_tests(void)
 
 	CHECK(f2fs_bio_mergeable(&x, &y), "contiguous plain bios merge");
 	CHECK(!f2fs_bio_mergeable(&x, &z), "a gap does not merge");
+	y.fua = true;
+	CHECK(!f2fs_bio_mergeable(&x, &y) && !f2fs_bio_mergeable(&y, &x),
+	      "a FUA write stays alone");
+	y.fua = false;
+	y.file_data = true;
+	CHECK(!f2fs_bio_mergeable(&x, &y), "file data does not merge with metadata");
+	y.file_data = false;
 	y.op = F2FS_BIO_READ;
 	CHECK(!f2fs_bio_mergeable(&x, &y), "a read does not merge into a write");
 	y = one(101, &iov, &b);

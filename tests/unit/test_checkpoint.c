@@ -224,6 +224,11 @@ static void commit_is_fua(const struct rwimage *im)
 		CHECK(f.fua_off == pack_end, "the FUA write is the pack's closing block (%llu, "
 		      "not %llu)", (unsigned long long)f.fua_off, (unsigned long long)pack_end);
 		f2fs_umount(sb);
+		{
+			const struct rwimage back = { .buf = f.medium, .len = f.len };
+
+			CHECK(rw_fsck_clean(&back), "fsck.f2fs after the FUA commits");
+		}
 	}
 	free(f.medium);
 }

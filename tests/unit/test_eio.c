@@ -365,6 +365,11 @@ static void unreadable_pack(const struct rwimage *im)
 		f2fs_umount(sb);
 		settle(&f);
 	}
+	{
+		const struct rwimage back = { .buf = f.medium, .len = f.len };
+
+		CHECK(rw_fsck_clean(&back), "fsck.f2fs after the mounts with a pack unreadable");
+	}
 out:
 	free(f.pend);
 	free(f.cache);
